@@ -1,0 +1,109 @@
+import { Context, h, Session } from 'koishi'
+import { ToolService } from '../service'
+import { explanationLines } from '../visibility/explain'
+import { ToolResult } from '../types'
+import { formatForModel } from '../pipeline/result'
+
+/** Options of the chat commands. */
+export interface CommandConfig {
+  /** Authority needed for `tools.call`. */
+  callAuthority: number
+}
+
+/** The authority of a chat user; no user record (no database) counts as 0. */
+export function sessionAuthority(session: Session) {
+  const value = (session.user as any)?.authority
+  return typeof value === 'number' ? value : 0
+}
+
+function firstLine(text: string, max = 80) {
+  const line = (text || '').split('\n')[0].trim()
+  return line.length > max ? line.slice(0, max - 1) + '…' : line
+}
+
+/**
+ * The chat reply for a result: the tool's `render.result` when it has one,
+ * otherwise the model text, preceded by the status for failures.
+ */
+export function renderReply(session: Session, service: ToolService, args: unknown, result: ToolResult): h[] | string {
+  const entry = service.get(result.meta.tool)
+  const render = entry?.definition.render?.result
+  if (render && result.ok) {
+    try {
+      const rendered = render(args, result)
+      if (typeof rendered === 'string' || Array.isArray(rendered) || h.isElement(rendered)) return rendered as any
+      if (rendered && typeof rendered === 'object') {
+        return [rendered.title, rendered.text].filter(Boolean).join('\n')
+      }
+    } catch {}
+  }
+  const text = formatForModel(result)
+  if (result.ok) return h.text(text) as any
+  return session.text('commands.tools.call.messages.failed', { status: session.text(`chatluna-tools.status.${result.status}`), text })
+}
+
+/** Registers `tools`, `tools.info` and `tools.call` (issue "Foundation", item 9). */
+export function applyCommands(ctx: Context, config: CommandConfig) {
+  ctx.command('tools')
+    .userFields(['authority'])
+    .action(({ session }) => {
+      const tools = ctx.tools.list(ctx.tools.scope(session, { authority: sessionAuthority(session) }))
+      if (!tools.length) return session.text('.empty')
+      return [
+        session.text('.header', { count: tools.length }),
+        ...tools.map((entry) => `${entry.definition.name} — ${firstLine(entry.definition.description)}`),
+      ].join('\n')
+    })
+
+  ctx.command('tools.info <name:string>')
+    .userFields(['authority'])
+    .action(({ session }, name) => {
+      if (!name) return session.text('.missing-name')
+      const scope = ctx.tools.scope(session, { authority: sessionAuthority(session) })
+      const explanation = ctx.tools.explain(name, scope)
+      const locales = ctx.tools.locales(session)
+      const entry = ctx.tools.get(name)
+      if (!entry) return explanationLines(ctx, explanation, locales).join('\n')
+      const { definition } = entry
+      const traits = definition.traits ?? {}
+      const effect = traits.effect ?? 'exec'
+      const lines = [
+        session.text('.title', { name, source: entry.source, plugin: entry.plugin }),
+        definition.description,
+        session.text('.traits', {
+          effect,
+          parallel: String(traits.parallel ?? effect === 'read'),
+          timeout: traits.timeout ?? ctx.tools.config.timeout,
+        }),
+        session.text('.schema'),
+        JSON.stringify(ctx.tools.registry.get(name).schema.jsonSchema(locales), null, 2),
+        ...explanationLines(ctx, explanation, locales),
+      ]
+      return lines.join('\n')
+    })
+
+  ctx.command('tools.call <name:string> [args:text]')
+    .userFields(['authority'])
+    .action(async ({ session }, name, args) => {
+      args = args && h.unescape(args)
+      if (!name) return session.text('.missing-name')
+      const authority = sessionAuthority(session)
+      if (authority < config.callAuthority) {
+        return session.text('.low-authority', { needed: config.callAuthority, level: authority })
+      }
+      const result = await ctx.tools.call({
+        name,
+        args: args ?? '',
+        scope: ctx.tools.scope(session, { authority }),
+      })
+      return renderReply(session, ctx.tools, safeParse(args), result)
+    })
+}
+
+function safeParse(text: string | undefined) {
+  try {
+    return text ? JSON.parse(text) : {}
+  } catch {
+    return {}
+  }
+}

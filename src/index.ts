@@ -1,0 +1,45 @@
+import { resolve } from 'path'
+import { Context } from 'koishi'
+import { Config } from './config'
+import { ToolService } from './service'
+import { applyCommands } from './commands'
+import { PathGuard } from './builtin/path-guard'
+import { createReadTool } from './builtin/read'
+import { locales } from './locales'
+
+export * from './types'
+export * from './service'
+export { Config } from './config'
+export { ToolRunError } from './pipeline/errors'
+export { formatForModel } from './pipeline/result'
+export type { PermissionGate, PermissionVerdict } from './permission/gate'
+export type { ToolExplanation } from './visibility/explain'
+export type { SceneRule } from './visibility/scene'
+export type { ToolPolicy } from './permission/policy'
+
+export const name = 'chatluna-tools'
+export const inject = {
+  optional: ['database', 'console'],
+}
+
+export const usage = `
+The tool system for LLM agents: every tool call goes through one pipeline
+(validate → authorise → hooks → run → record). See the README for the
+configuration reference and how plugins define tools.
+`
+
+export function apply(ctx: Context, config: Config) {
+  for (const [locale, messages] of Object.entries(locales)) {
+    ctx.i18n.define(locale, messages)
+  }
+  ctx.plugin(ToolService, config)
+
+  ctx.inject(['tools'], (ctx) => {
+    const workDir = resolve(ctx.baseDir, config.workDir)
+    const guard = new PathGuard({ workDir, readOnlyDirs: [ctx.tools.outputDir] })
+    if (config.read.enabled) {
+      ctx.tools.define(createReadTool(ctx, guard, () => config.read), { source: 'builtin' })
+    }
+    applyCommands(ctx, config)
+  })
+}

@@ -1,0 +1,63 @@
+import { ToolAction, ToolCall, ToolEffect, ToolRisk } from '../types'
+
+const riskRank: Record<ToolRisk, number> = { review: 1, dangerous: 2, critical: 3 }
+
+/** The higher of two risks; undefined counts as no risk. */
+export function maxRisk(a?: ToolRisk, b?: ToolRisk): ToolRisk | undefined {
+  if (!a) return b
+  if (!b) return a
+  return riskRank[a] >= riskRank[b] ? a : b
+}
+
+/** The effect a tool declares; `exec` (the most restricted) when it declares none. */
+export function effectOf(call: Pick<ToolCall, 'entry'>): ToolEffect {
+  return call.entry.definition.traits?.effect ?? 'exec'
+}
+
+/**
+ * The permission action of a call (tool-system seed, "permission"): the
+ * definition's fixed action name, or what its `permission` function returns
+ * for the current arguments; `tool:<name>` by default. The effect defaults to
+ * the tool's effect; the risk is the higher of the tool's base risk and the
+ * action's (a function may raise it, never lower it). Parts inherit the
+ * effect and risk of the whole unless they give their own. Errors thrown by
+ * a `permission` function propagate: the pipeline then denies (fail closed).
+ */
+export async function computeAction(call: ToolCall): Promise<ToolAction> {
+  const { definition } = call.entry
+  const effect = effectOf(call)
+  const baseRisk = definition.traits?.risk
+  const permission = definition.permission
+  let action: ToolAction
+  if (typeof permission === 'function') {
+    action = { ...await permission(call.args, call) }
+    if (typeof action.name !== 'string' || !action.name) throw new TypeError('the permission function returned no action name')
+  } else {
+    action = { name: typeof permission === 'string' && permission ? permission : `tool:${definition.name}` }
+  }
+  action.effect ??= effect
+  action.risk = maxRisk(baseRisk, action.risk)
+  if (action.parts) {
+    action.parts = action.parts.map((part) => ({
+      ...part,
+      effect: part.effect ?? action.effect,
+      risk: maxRisk(action.risk, part.risk),
+    }))
+    for (const part of action.parts) action.risk = maxRisk(action.risk, part.risk)
+  }
+  return action
+}
+
+/** The target of an action as one line of text (a path, a command, or JSON). */
+export function targetText(target: ToolAction['target']): string {
+  if (target === undefined || target === null) return ''
+  if (typeof target === 'string') return target
+  for (const key of ['path', 'command', 'url', 'cwd']) {
+    if (typeof target[key] === 'string') return target[key]
+  }
+  try {
+    return JSON.stringify(target)
+  } catch {
+    return String(target)
+  }
+}

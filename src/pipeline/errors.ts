@@ -1,0 +1,18 @@
+import { ArgumentIssue, ToolStatus } from '../types'
+
+/**
+ * An error a tool throws on purpose to return a structured failure: the
+ * pipeline keeps `code`, `message` and `hint`, and uses `status`
+ * (default `error`; e.g. `denied` for a refused path).
+ */
+export class ToolRunError extends Error {
+  name = 'ToolRunError'
+
+  constructor(
+    public code: string,
+    message: string,
+    public options: { status?: ToolStatus; hint?: string; issues?: ArgumentIssue[] } = {},
+  ) {
+    super(message)
+  }
+}

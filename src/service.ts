@@ -1,0 +1,184 @@
+import { resolve } from 'path'
+import { Awaitable, Context, Service, Session } from 'koishi'
+import { Config } from './config'
+import {
+  DefineOptions, ToolCall, ToolCallLogEntry, ToolCallRequest, ToolDefinition, ToolEntry, ToolOwner,
+  ToolProgress, ToolResult, ToolScope,
+} from './types'
+import { ToolRegistry } from './registry/registry'
+import { VisibilityChain } from './visibility/chain'
+import { OwnerStates } from './visibility/owners'
+import { explainTool, ToolExplanation } from './visibility/explain'
+import { PolicyTable } from './permission/policy'
+import { MinimumAuthorityGate, PermissionGate } from './permission/gate'
+import { Pipeline } from './pipeline/pipeline'
+import { formatForModel } from './pipeline/result'
+import { DeclarationOptions, nativeDeclarations } from './modes/native'
+
+declare module 'koishi' {
+  interface Context {
+    tools: ToolService
+  }
+
+  interface Events {
+    /**
+     * Before a tool runs, in registration order, on the mutable call. Return
+     * a reason to block the call; change `call.args` to rewrite it (the new
+     * arguments are validated and authorised again). A throwing listener
+     * blocks the call.
+     */
+    'chatluna/tool-before'(call: ToolCall): Awaitable<void | string>
+    /** After a tool ran: may change `result.content` and push to `result.messages`. */
+    'chatluna/tool-after'(call: ToolCall, result: ToolResult): Awaitable<void>
+    /** A running tool reported progress. */
+    'chatluna/tool-progress'(event: ToolProgress): void
+    /** A call finished (any status). */
+    'chatluna/tool-call'(entry: ToolCallLogEntry, result: ToolResult): void
+    /** Tools were defined or removed, or an owner was switched on or off. */
+    'chatluna/tools-changed'(): void
+  }
+}
+
+/** Finished calls kept in memory for `history` (newest last). */
+export const historySize = 200
+
+/**
+ * The tool service, `ctx.tools` (DESIGN.md "The service"). Tools defined
+ * through it belong to the calling plugin and disappear when that plugin is
+ * disposed.
+ */
+export class ToolService extends Service {
+  readonly registry = new ToolRegistry()
+  readonly owners = new OwnerStates()
+  readonly policies: PolicyTable
+  readonly visibility: VisibilityChain
+  readonly pipeline: Pipeline
+  /** The permission stage; the permission service replaces it. */
+  gate: PermissionGate
+  /** The most recent finished calls, oldest first. */
+  readonly history: ToolCallLogEntry[] = []
+
+  private app: Context
+
+  constructor(ctx: Context, public config: Config) {
+    super(ctx, 'tools', true)
+    this.app = ctx
+    this.policies = new PolicyTable(config.policies)
+    this.gate = new MinimumAuthorityGate(() => this.config.minAuthority)
+    this.visibility = new VisibilityChain({
+      scenes: () => this.config.scenes,
+      policies: this.policies,
+      owners: this.owners,
+    })
+    this.pipeline = new Pipeline({
+      ctx: ctx.root,
+      registry: this.registry,
+      visibility: this.visibility,
+      gate: () => this.gate,
+      timeout: () => this.config.timeout,
+      maxOutputLength: () => this.config.maxOutputLength,
+      outputDir: () => this.outputDir,
+      record: (entry, result) => {
+        this.history.push(entry)
+        if (this.history.length > historySize) this.history.shift()
+        this.app.emit('chatluna/tool-call', entry, result)
+      },
+    })
+    const changed = () => this.app.emit('chatluna/tools-changed')
+    ctx.effect(() => this.registry.subscribe(changed))
+    ctx.effect(() => this.owners.subscribe(changed))
+  }
+
+  /** Absolute directory of this plugin's data: `<baseDir>/data/chatluna-tools`. */
+  get dataDir() {
+    return resolve(this.app.baseDir, 'data/chatluna-tools')
+  }
+
+  /** Absolute directory where oversized outputs are spooled. */
+  get outputDir() {
+    return resolve(this.dataDir, 'outputs')
+  }
+
+  /**
+   * Registers a tool for the calling plugin. Throws a `TypeError` for an
+   * illegal name or a definition without `run`/`forward`. Returns a
+   * disposer; the tool is also removed when the calling plugin is disposed.
+   */
+  define<A = any>(definition: ToolDefinition<A>, options?: DefineOptions): () => void {
+    const caller = this.ctx
+    return caller.effect(() => {
+      const entry = this.registry.add(caller, definition, options)
+      return () => this.registry.remove(entry)
+    })
+  }
+
+  /** The active tool of that exact name, or undefined. */
+  get(name: string): ToolEntry | undefined {
+    return this.registry.get(name)
+  }
+
+  /**
+   * The scope of a chat session: platform, guild, channel, user, private,
+   * authority (`session.user.authority`, 0 without a user record) and
+   * locale, plus `extra` (agent, tool set, …).
+   */
+  scope(session: Session, extra: Partial<ToolScope> = {}): ToolScope {
+    const authority = (session.user as any)?.authority
+    return {
+      session,
+      platform: session.platform,
+      guildId: session.guildId,
+      channelId: session.channelId,
+      userId: session.userId,
+      private: session.isDirect,
+      authority: typeof authority === 'number' ? authority : 0,
+      locale: this.locales(session)[0],
+      ...extra,
+    }
+  }
+
+  /** Tools visible in a scope, in name order (DESIGN.md "Visibility"). */
+  list(scope: ToolScope = {}): ToolEntry[] {
+    return this.registry.active().filter((entry) => this.visibility.isVisible(entry, scope))
+  }
+
+  /** Why a tool is or is not visible in a scope, layer by layer, with shadowing. */
+  explain(name: string, scope: ToolScope = {}): ToolExplanation {
+    return explainTool(this.registry, this.visibility, name, scope)
+  }
+
+  /** Exactly what the model is shown in a scope. */
+  declarations(scope: ToolScope = {}, options: DeclarationOptions = {}) {
+    const { mode = 'native', dialect = 'openai' } = options
+    if (mode !== 'native') throw new TypeError(`unknown tool mode "${mode}"`)
+    if (dialect !== 'openai') throw new TypeError(`unknown declaration dialect "${dialect}"`)
+    const locales = options.locales ?? this.scopeLocales(scope)
+    const entries = this.registry.active().filter((entry) => this.visibility.isVisible(entry, scope))
+    return nativeDeclarations(entries, scope, locales)
+  }
+
+  /** Runs one call through the whole pipeline; never throws for tool faults. */
+  call(request: ToolCallRequest): Promise<ToolResult> {
+    return this.pipeline.call(request)
+  }
+
+  /** The text a model reads for a result. */
+  format(result: ToolResult) {
+    return formatForModel(result)
+  }
+
+  /** Switches a skill or MCP server on or off (visibility layer 5). */
+  setOwnerEnabled(owner: ToolOwner, enabled: boolean) {
+    this.owners.setEnabled(owner, enabled)
+  }
+
+  /** Locales of a session, most preferred first, ending with the app's fallbacks. */
+  locales(session?: Session): string[] {
+    const preferred = [(session?.user as any)?.locales, (session?.channel as any)?.locales].flat().filter(Boolean)
+    return this.app.i18n.fallback(preferred)
+  }
+
+  private scopeLocales(scope: ToolScope) {
+    return this.app.i18n.fallback(scope.locale ? [scope.locale] : [])
+  }
+}

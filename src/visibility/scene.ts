@@ -1,0 +1,45 @@
+import { Schema } from 'koishi'
+import { ToolScope } from '../types'
+
+/**
+ * A scene rule from the config (visibility layer 3): where it applies and
+ * which tools it allows or denies there. Empty fields match anything.
+ */
+export interface SceneRule {
+  /** A label shown in explanations, e.g. `no-bash-in-groups`. */
+  name?: string
+  platform?: string
+  guildId?: string
+  channelId?: string
+  /** `private`, `group` or `any` chat. */
+  kind?: 'any' | 'private' | 'group'
+  /** When not empty, only tools matching one of these patterns stay visible. */
+  allow?: string[]
+  /** Tools matching any of these patterns are hidden. */
+  deny?: string[]
+}
+
+export const SceneRule: Schema<SceneRule> = Schema.object({
+  name: Schema.string(),
+  platform: Schema.string(),
+  guildId: Schema.string(),
+  channelId: Schema.string(),
+  kind: Schema.union(['any', 'private', 'group']).default('any'),
+  allow: Schema.array(String).role('table').default([]),
+  deny: Schema.array(String).role('table').default([]),
+})
+
+/** Whether a scene rule applies to a scope. */
+export function sceneMatches(rule: SceneRule, scope: ToolScope) {
+  if (rule.platform && rule.platform !== scope.platform) return false
+  if (rule.guildId && rule.guildId !== scope.guildId) return false
+  if (rule.channelId && rule.channelId !== scope.channelId) return false
+  if (rule.kind === 'private' && !scope.private) return false
+  if (rule.kind === 'group' && scope.private) return false
+  return true
+}
+
+/** The label of a rule in explanations: its name, or `#<index + 1>`. */
+export function sceneLabel(rule: SceneRule, index: number) {
+  return rule.name || `#${index + 1}`
+}

@@ -1,0 +1,100 @@
+import { expect } from 'chai'
+import { mkdir, writeFile } from 'fs/promises'
+import { join } from 'path'
+import { Schema } from 'koishi'
+import { createApp, TestApp } from './helpers/app'
+
+for (const locale of ['en-US', 'zh-CN'] as const) {
+  const en = locale === 'en-US'
+
+  describe(`chat commands (${locale})`, () => {
+    let test: TestApp
+    beforeEach(async () => {
+      test = await createApp({ workDir: 'workspace' }, { database: true, locale })
+      await mkdir(join(test.baseDir, 'workspace'), { recursive: true })
+      await writeFile(join(test.baseDir, 'workspace/notes.txt'), Array.from({ length: 30 }, (_, i) => `note ${i + 1}`).join('\n'))
+      await test.app.mock.initUser('admin', 3)
+      await test.app.mock.initUser('member', 1)
+    })
+    afterEach(() => test.dispose())
+
+    it('tools lists what this session can see, one line each', async () => {
+      test.app.tools.define({ name: 'clock', description: 'Tell the time.\nMore text.', traits: { effect: 'read' }, run: () => 'noon' })
+      const client = test.app.mock.client('member')
+      await client.shouldReply('tools', en
+        ? 'Tools available here (2):\nclock — Tell the time.\nread — Read a text file from the workspace. Returns numbered lines. Use line_from/line…'
+        : '当前会话可用的工具（2 个）：\nclock — Tell the time.\nread — Read a text file from the workspace. Returns numbered lines. Use line_from/line…')
+    })
+
+    it('tools.call read replies with the first lines of a workspace file for an authority-3 user', async () => {
+      const client = test.app.mock.client('admin')
+      const [reply] = await client.receive('tools.call read {"path":"notes.txt","line_to":3}')
+      expect(reply).to.equal('1\tnote 1\n2\tnote 2\n3\tnote 3\n\n[showing lines 1-3 of 30; call read with line_from=4 to continue]')
+    })
+
+    it('tools.call refuses a user below the configured authority', async () => {
+      const client = test.app.mock.client('member')
+      await client.shouldReply('tools.call read {"path":"notes.txt"}', en
+        ? 'tools.call needs authority 3; you have 1.'
+        : 'tools.call 需要权限等级 3，你的等级为 1。')
+    })
+
+    it('tools.call reports failures with a localized status', async () => {
+      const client = test.app.mock.client('admin')
+      const [reply] = await client.receive('tools.call read {"path": "READ')
+      expect(reply.startsWith(en ? '[invalid arguments] Error [invalid-json]:' : '[参数无效] Error [invalid-json]:')).to.equal(true)
+      const [outside] = await client.receive('tools.call read {"path":"../koishi.yml"}')
+      expect(outside.startsWith(en ? '[denied] Error [outside-workdir]:' : '[已拒绝] Error [outside-workdir]:')).to.equal(true)
+    })
+
+    it('tools.call uses the tool render when present', async () => {
+      test.app.tools.define({
+        name: 'weather',
+        description: 'Weather.',
+        args: Schema.object({ city: Schema.string().required() }),
+        traits: { effect: 'read' },
+        run: (args) => `sunny in ${args.city}`,
+        render: { result: (args, result) => ({ title: `Weather for ${args.city}`, text: (result.content[0] as any).text }) },
+      })
+      const client = test.app.mock.client('admin')
+      await client.shouldReply('tools.call weather {"city":"Paris"}', 'Weather for Paris\nsunny in Paris')
+    })
+
+    it('tools.info shows schema, traits, source and the explanation when hidden', async () => {
+      const client = test.app.mock.client('member')
+      const [reply] = await client.receive('tools.info read')
+      expect(reply).to.contain(en ? 'Tool read (source: builtin, plugin: chatluna-tools)' : '工具 read（来源：builtin，插件：chatluna-tools）')
+      expect(reply).to.contain(en ? 'Effect: read · parallel: true · timeout: 180000 ms' : '副作用：read · 可并行：true · 超时：180000 毫秒')
+      expect(reply).to.contain('"required": [\n    "path"\n  ]')
+      expect(reply).to.contain(en
+        ? 'The tool "read" is visible here: it passes all five visibility layers.'
+        : '工具 "read" 在此可见：它通过了全部五层可见性筛选。')
+      test.app.tools.setOwnerEnabled({ kind: 'skill', id: 'x' }, false)
+      test.app.tools.define({ name: 'skilled', description: 'x', owner: { kind: 'skill', id: 'x' }, run: () => '' })
+      const [hidden] = await client.receive('tools.info skilled')
+      expect(hidden).to.contain(en
+        ? 'The skill "x" that provides this tool is disabled.'
+        : '提供此工具的技能 "x" 已停用。')
+    })
+
+    it('tools.info on an unknown name says it is not registered', async () => {
+      const client = test.app.mock.client('member')
+      await client.shouldReply('tools.info raed', en
+        ? 'No plugin has registered a tool named "raed", so the model cannot see it.\nRegistered tools with similar names: read.'
+        : '没有插件注册名为 "raed" 的工具，所以模型看不到它。\n名字相近的已注册工具：read。')
+    })
+  })
+}
+
+describe('chat commands without a database', () => {
+  let test: TestApp
+  beforeEach(async () => test = await createApp({ callAuthority: 0 }))
+  afterEach(() => test.dispose())
+
+  it('treats a user without a record as authority 0: write tools are denied', async () => {
+    test.app.tools.define({ name: 'save', description: 'Saves.', traits: { effect: 'write' }, run: () => 'saved' })
+    const client = test.app.mock.client('stranger')
+    const [reply] = await client.receive('tools.call save')
+    expect(reply).to.equal('[已拒绝] Error [insufficient-authority]: The call was not allowed: this tool has effect "write" and needs authority 3; the caller has authority 0.')
+  })
+})
