@@ -13,6 +13,7 @@ import { PolicyTable } from './permission/policy'
 import { MinimumAuthorityGate, PermissionGate } from './permission/gate'
 import { Pipeline } from './pipeline/pipeline'
 import { formatForModel } from './pipeline/result'
+import { emitEvent, plainLifecycle } from './pipeline/hooks'
 import { DeclarationOptions, nativeDeclarations } from './modes/native'
 
 declare module 'koishi' {
@@ -63,6 +64,13 @@ export class ToolService extends Service {
   constructor(ctx: Context, public config: Config) {
     super(ctx, 'tools', true)
     this.app = ctx
+    // Cordis wraps every read of `ctx.tools.x` in a tracing proxy; when the
+    // service has an own `ctx` property, each read also builds a shadow
+    // context (an object and a proxy, microseconds per call). Methods here
+    // use `this.app` for the service's own context and `this.ctx` only for
+    // the caller's, which the proxy supplies either way, so the own property
+    // is replaced by the prototype getter below.
+    delete (this as any).ctx
     this.policies = new PolicyTable(config.policies)
     this.gate = new MinimumAuthorityGate(() => this.config.minAuthority)
     this.visibility = new VisibilityChain({
@@ -70,8 +78,9 @@ export class ToolService extends Service {
       policies: this.policies,
       owners: this.owners,
     })
+    const lifecycle = plainLifecycle(ctx)
     this.pipeline = new Pipeline({
-      ctx: ctx.root,
+      lifecycle,
       registry: this.registry,
       visibility: this.visibility,
       gate: () => this.gate,
@@ -81,12 +90,18 @@ export class ToolService extends Service {
       record: (entry, result) => {
         this.history.push(entry)
         if (this.history.length > historySize) this.history.shift()
-        this.app.emit('chatluna/tool-call', entry, result)
+        emitEvent(lifecycle, 'chatluna/tool-call', [entry, result])
       },
     })
     const changed = () => this.app.emit('chatluna/tools-changed')
     ctx.effect(() => this.registry.subscribe(changed))
     ctx.effect(() => this.owners.subscribe(changed))
+  }
+
+  /** The caller's context inside a method called through `ctx.tools`; the service's own otherwise. */
+  // @ts-ignore: an accessor where the base class declares a field
+  get ctx(): Context {
+    return this.app
   }
 
   /** Absolute directory of this plugin's data: `<baseDir>/data/chatluna-tools`. */

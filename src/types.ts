@@ -56,6 +56,14 @@ export interface ToolAction {
   risk?: ToolRisk
   effect?: ToolEffect
   parts?: ToolAction[]
+  /**
+   * The tool's own judgement of this action or part, which no rule can
+   * lift: `deny` (e.g. a command on bash's deny list) or `ask` (e.g. a
+   * command line that cannot be judged statically: a human must approve).
+   */
+  verdict?: 'ask' | 'deny'
+  /** Why the tool gave its verdict, shown to the model and to approvers. */
+  reason?: string
 }
 
 /** A fixed action name, or a function that computes the action from the arguments. */

@@ -21,24 +21,33 @@ export function effectOf(call: Pick<ToolCall, 'entry'>): ToolEffect {
  * the tool's effect; the risk is the higher of the tool's base risk and the
  * action's (a function may raise it, never lower it). Parts inherit the
  * effect and risk of the whole unless they give their own. Errors thrown by
- * a `permission` function propagate: the pipeline then denies (fail closed).
+ * a `permission` function propagate (synchronously, or as a rejected
+ * promise when it is async): the pipeline then denies (fail closed).
  */
-export async function computeAction(call: ToolCall): Promise<ToolAction> {
+export function computeAction(call: ToolCall): ToolAction | Promise<ToolAction> {
   const { definition } = call.entry
-  const effect = effectOf(call)
-  const baseRisk = definition.traits?.risk
   const permission = definition.permission
-  let action: ToolAction
   if (typeof permission === 'function') {
-    action = { ...await permission(call.args, call) }
-    if (typeof action.name !== 'string' || !action.name) throw new TypeError('the permission function returned no action name')
-  } else {
-    action = { name: typeof permission === 'string' && permission ? permission : `tool:${definition.name}` }
+    const computed = permission(call.args, call)
+    if (computed instanceof Promise) return computed.then((value) => completeAction(call, value))
+    return completeAction(call, computed)
   }
-  action.effect ??= effect
-  action.risk = maxRisk(baseRisk, action.risk)
-  if (action.parts) {
-    action.parts = action.parts.map((part) => ({
+  return completeAction(call, { name: typeof permission === 'string' && permission ? permission : `tool:${definition.name}` })
+}
+
+function completeAction(call: ToolCall, computed: ToolAction): ToolAction {
+  const { definition } = call.entry
+  if (typeof computed?.name !== 'string' || !computed.name) throw new TypeError('the permission function returned no action name')
+  const action: ToolAction = {
+    name: computed.name,
+    target: computed.target,
+    verdict: computed.verdict,
+    reason: computed.reason,
+    effect: computed.effect ?? effectOf(call),
+    risk: maxRisk(definition.traits?.risk, computed.risk),
+  }
+  if (computed.parts) {
+    action.parts = computed.parts.map((part) => ({
       ...part,
       effect: part.effect ?? action.effect,
       risk: maxRisk(action.risk, part.risk),

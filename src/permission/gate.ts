@@ -24,7 +24,8 @@ export interface PermissionVerdict {
  * never throws for a normal refusal.
  */
 export interface PermissionGate {
-  authorize(call: ToolCall): Promise<PermissionVerdict>
+  /** May answer synchronously; a promise when it has to wait (e.g. for a human). */
+  authorize(call: ToolCall): PermissionVerdict | Promise<PermissionVerdict>
 }
 
 /** The authority level of a call's caller: the scope's, else the session user's, else 0. */
@@ -42,7 +43,7 @@ export function callerAuthority(call: Pick<ToolCall, 'scope'>): number {
 export class MinimumAuthorityGate implements PermissionGate {
   constructor(private minAuthority: () => number) {}
 
-  async authorize(call: ToolCall): Promise<PermissionVerdict> {
+  authorize(call: ToolCall): PermissionVerdict {
     const effect = call.action?.effect ?? 'exec'
     if (effect === 'read') return { decision: 'allow', code: 'read', reason: 'reading is allowed' }
     const level = callerAuthority(call)

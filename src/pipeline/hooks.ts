@@ -1,10 +1,32 @@
-import { Context } from 'koishi'
+import { Context, Logger } from 'koishi'
 import { ToolCall, ToolResult } from '../types'
 import { pluginName } from '../registry/registry'
+
+const logger = new Logger('chatluna-tools')
 
 interface Hook {
   ctx: Context
   callback: (...args: any[]) => any
+}
+
+/** The app's event lifecycle (`ctx.lifecycle`). */
+export type Lifecycle = Context['lifecycle']
+
+/**
+ * The plain lifecycle object behind `ctx.lifecycle`. Cordis hands out
+ * services wrapped in a tracing proxy whose every property read allocates
+ * (a shadow context and a proxy); the pipeline reads the lifecycle on every
+ * call, so it keeps the unwrapped object (cordis exposes it under the
+ * registered symbol `cordis.original`).
+ */
+export function plainLifecycle(ctx: Context): Lifecycle {
+  const lifecycle = ctx.lifecycle as any
+  return lifecycle[Symbol.for('cordis.original')] ?? lifecycle
+}
+
+/** Whether an event has any listener at all (before session filtering). */
+export function hasListeners(lifecycle: Lifecycle, name: string) {
+  return !!(lifecycle as any)._hooks[name]?.length
 }
 
 /**
@@ -12,11 +34,26 @@ interface Hook {
  * filters them for a session (a listener registered on `ctx.platform('x')`
  * only hears calls from platform `x`).
  */
-function listeners(ctx: Context, name: string, call: ToolCall): Hook[] {
-  const lifecycle = ctx.lifecycle as any
-  const hooks: Hook[] = lifecycle._hooks[name] || []
+function listeners(lifecycle: Lifecycle, name: string, session?: object): Hook[] {
+  const hooks: Hook[] = (lifecycle as any)._hooks[name] || []
   if (!hooks.length) return hooks
-  return lifecycle.filterHooks(hooks, call.session)
+  return lifecycle.filterHooks(hooks as any, session) as any
+}
+
+/**
+ * Calls the listeners of a notification event (progress, call records) the
+ * way `ctx.emit` does, but without its per-call bookkeeping when nobody
+ * listens. A throwing listener is logged and the others still run.
+ */
+export function emitEvent(lifecycle: Lifecycle, name: string, args: unknown[], session?: object) {
+  if (!hasListeners(lifecycle, name)) return
+  for (const hook of listeners(lifecycle, name, session)) {
+    try {
+      hook.callback.apply(session, args)
+    } catch (error) {
+      logger.warn('a %s listener of plugin %s failed: %s', name, pluginName(hook.ctx), error)
+    }
+  }
 }
 
 /** The outcome of the before-listeners. */
@@ -33,8 +70,8 @@ export interface BeforeOutcome {
  * blocks the call with that reason; one that throws blocks it too (fail
  * closed). Argument changes are detected by comparing JSON snapshots.
  */
-export async function runBeforeHooks(ctx: Context, call: ToolCall): Promise<BeforeOutcome> {
-  const hooks = listeners(ctx, 'chatluna/tool-before', call)
+export async function runBeforeHooks(lifecycle: Lifecycle, call: ToolCall): Promise<BeforeOutcome> {
+  const hooks = listeners(lifecycle, 'chatluna/tool-before', call.session)
   if (!hooks.length) return { changed: false }
   const before = snapshot(call.args)
   for (const hook of hooks) {
@@ -58,8 +95,8 @@ export async function runBeforeHooks(ctx: Context, call: ToolCall): Promise<Befo
  * step 9). They may change the result's content and messages; one that
  * throws is reported in `result.messages` and the rest still run.
  */
-export async function runAfterHooks(ctx: Context, call: ToolCall, result: ToolResult) {
-  for (const hook of listeners(ctx, 'chatluna/tool-after', call)) {
+export async function runAfterHooks(lifecycle: Lifecycle, call: ToolCall, result: ToolResult) {
+  for (const hook of listeners(lifecycle, 'chatluna/tool-after', call.session)) {
     try {
       await hook.callback(call, result)
     } catch (error) {

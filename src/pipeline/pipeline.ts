@@ -1,4 +1,4 @@
-import { Context, Random } from 'koishi'
+import { Random } from 'koishi'
 import { ToolCall, ToolCallLogEntry, ToolCallRequest, ToolError, ToolResult, ToolResultMeta, ToolScope, ToolStatus } from '../types'
 import { RegisteredTool, ToolRegistry } from '../registry/registry'
 import { closestNames } from '../registry/names'
@@ -6,18 +6,26 @@ import { VisibilityChain } from '../visibility/chain'
 import { PermissionGate, PermissionVerdict } from '../permission/gate'
 import { computeAction, effectOf } from '../permission/action'
 import { failure, normalizeOutput } from './result'
-import { runAfterHooks, runBeforeHooks } from './hooks'
-import { spoolOutput } from './spool'
+import { emitEvent, hasListeners, Lifecycle, runAfterHooks, runBeforeHooks } from './hooks'
+import { needsSpool, spoolOutput } from './spool'
 import { SerialLock } from './serial'
 import { runTool } from './run'
+import { CallRecord } from './call'
+
+/** A random prefix per process and a counter: unique call ids without a random draw per call. */
+const callIdPrefix = `call_${Random.id(6)}`
+let callCounter = 0
+function nextCallId() {
+  return callIdPrefix + (++callCounter).toString(36)
+}
 
 /** Forward chains longer than this are refused as loops. */
 export const maxForwardDepth = 8
 
 /** What the pipeline needs from the service. */
 export interface PipelineHost {
-  /** The context whose event listeners are the hooks (the app's root). */
-  ctx: Context
+  /** The app's event lifecycle: its listeners are the hooks. */
+  lifecycle: Lifecycle
   registry: ToolRegistry
   visibility: VisibilityChain
   gate(): PermissionGate
@@ -79,7 +87,7 @@ export class Pipeline {
   private meta(request: ToolCallRequest, start: number, entry?: RegisteredTool): ToolResultMeta {
     return {
       tool: entry?.definition.name ?? (typeof request.name === 'string' ? request.name : ''),
-      callId: typeof request.id === 'string' && request.id ? request.id : `call_${Random.id(12)}`,
+      callId: typeof request.id === 'string' && request.id ? request.id : nextCallId(),
       source: entry?.source,
       duration: Date.now() - start,
     }
@@ -120,26 +128,12 @@ export class Pipeline {
     // 3. Parse the arguments.
     const parsed = this.parse(request.args, entry)
     if ('error' in parsed) return [failure('invalid', parsed.error, meta), entry]
-    const call: ToolCall = {
-      id: meta.callId,
-      name,
-      requestedName: requested,
-      args: parsed.value,
-      scope,
-      session: scope.session,
-      entry,
-      signal: request.signal ?? new AbortController().signal,
-      messages: [],
-      depth: frame.depth,
-      startTime: frame.start,
-      progress: (event) => {
-        const progress = { ...event, callId: call.id, tool: name }
-        this.host.ctx.emit('chatluna/tool-progress', progress)
-        try {
-          request.onProgress?.(progress)
-        } catch {}
-      },
-    }
+    const call = new CallRecord(meta.callId, name, requested, parsed.value, scope, entry, frame.depth, frame.start, request.signal, (progress) => {
+      emitEvent(this.host.lifecycle, 'chatluna/tool-progress', [progress], call.session)
+      try {
+        request.onProgress?.(progress)
+      } catch {}
+    })
     const result = await this.process(call, request, frame, meta)
     return [result, entry]
   }
@@ -177,17 +171,35 @@ export class Pipeline {
     return { value: parsed.value }
   }
 
-  private async authorize(call: ToolCall): Promise<PermissionVerdict> {
-    try {
-      call.action = await computeAction(call)
-    } catch (error) {
-      return { decision: 'deny', code: 'permission-error', reason: `the permission of this call could not be computed: ${error?.message ?? error}` }
+  /**
+   * Step 5: computes the action and asks the gate. Synchronous when both
+   * answer synchronously (the common case), so no promise is made per call.
+   * Any error denies (fail closed).
+   */
+  private authorize(call: ToolCall): PermissionVerdict | Promise<PermissionVerdict> {
+    const actionError = (error: any): PermissionVerdict => ({ decision: 'deny', code: 'permission-error', reason: `the permission of this call could not be computed: ${error?.message ?? error}` })
+    const gateError = (error: any): PermissionVerdict => ({ decision: 'deny', code: 'permission-error', reason: `the permission check failed: ${error?.message ?? error}` })
+    const ask = (): PermissionVerdict | Promise<PermissionVerdict> => {
+      try {
+        const verdict = this.host.gate().authorize(call)
+        return verdict instanceof Promise ? verdict.catch(gateError) : verdict
+      } catch (error) {
+        return gateError(error)
+      }
     }
     try {
-      return await this.host.gate().authorize(call)
+      const action = computeAction(call)
+      if (action instanceof Promise) {
+        return action.then((value) => {
+          call.action = value
+          return ask()
+        }, actionError)
+      }
+      call.action = action
     } catch (error) {
-      return { decision: 'deny', code: 'permission-error', reason: `the permission check failed: ${error?.message ?? error}` }
+      return actionError(error)
     }
+    return ask()
   }
 
   private denied(verdict: PermissionVerdict, meta: ToolResultMeta, call: ToolCall) {
@@ -198,13 +210,17 @@ export class Pipeline {
   }
 
   /** Steps 4–10 for a call whose arguments are valid. */
-  private async process(call: ToolCall, request: ToolCallRequest, frame: Frame, meta: ToolResultMeta): Promise<ToolResult> {
+  private async process(call: CallRecord, request: ToolCallRequest, frame: Frame, meta: ToolResultMeta): Promise<ToolResult> {
     const entry = call.entry as RegisteredTool
     const { definition } = entry
-    const finish = async (result: ToolResult) => {
-      await runAfterHooks(this.host.ctx, call, result)
-      await spoolOutput(result, this.host.outputDir(), this.host.maxOutputLength())
-      return result
+    const finish = (result: ToolResult): ToolResult | Promise<ToolResult> => {
+      const { lifecycle, outputDir, maxOutputLength } = this.host
+      if (!hasListeners(lifecycle, 'chatluna/tool-after') && !needsSpool(result, maxOutputLength())) return result
+      return (async () => {
+        await runAfterHooks(lifecycle, call, result)
+        await spoolOutput(result, outputDir, maxOutputLength())
+        return result
+      })()
     }
 
     // 4. Forward to another tool, with a loop guard.
@@ -233,11 +249,14 @@ export class Pipeline {
     }
 
     // 5. Permission.
-    let verdict = await this.authorize(call)
+    let pending = this.authorize(call)
+    let verdict = pending instanceof Promise ? await pending : pending
     if (verdict.decision !== 'allow') return finish(this.denied(verdict, meta, call))
 
     // 6. Before-hooks; changed arguments are validated and authorised again.
-    const outcome = await runBeforeHooks(this.host.ctx, call)
+    const outcome = hasListeners(this.host.lifecycle, 'chatluna/tool-before')
+      ? await runBeforeHooks(this.host.lifecycle, call)
+      : { changed: false, blocked: undefined }
     if (outcome.blocked) {
       const { plugin, reason, error } = outcome.blocked
       return finish(failure('denied', {
@@ -251,19 +270,21 @@ export class Pipeline {
       const reparsed = this.parse(call.args, entry)
       if ('error' in reparsed) return finish(failure('invalid', reparsed.error, meta, call.messages))
       call.args = reparsed.value
-      verdict = await this.authorize(call)
+      pending = this.authorize(call)
+      verdict = pending instanceof Promise ? await pending : pending
       if (verdict.decision !== 'allow') return finish(this.denied(verdict, meta, call))
     }
     if (verdict.approvedBy) meta.approvedBy = verdict.approvedBy
 
     // 7. Run.
     const traits = definition.traits ?? {}
-    const outcomeOfRun = await runTool(call, {
+    const running = runTool(call, {
       timeout: traits.timeout ?? this.host.timeout(),
       parallel: traits.parallel ?? effectOf(call) === 'read',
       lock: this.lock,
       outer: request.signal,
     })
+    const outcomeOfRun = running instanceof Promise ? await running : running
     if (outcomeOfRun.ok === false) {
       return finish(failure(outcomeOfRun.status, outcomeOfRun.error, meta, call.messages))
     }

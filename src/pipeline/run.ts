@@ -1,6 +1,7 @@
-import { ToolCall, ToolError, ToolStatus } from '../types'
+import { ToolError, ToolStatus } from '../types'
 import { ToolRunError } from './errors'
 import { SerialLock } from './serial'
+import { CallRecord, LazyAbort } from './call'
 
 /** Why a run ended without a value. */
 export class RunInterrupted extends Error {
@@ -23,33 +24,55 @@ export type RunOutcome =
  * Errors thrown by `run` become `error` results (a `ToolRunError` keeps its
  * code and status); nothing is thrown.
  */
-export async function runTool(call: ToolCall, options: { timeout: number; parallel: boolean; lock: SerialLock; outer?: AbortSignal }): Promise<RunOutcome> {
+export function runTool(call: CallRecord, options: RunOptions): RunOutcome | Promise<RunOutcome> {
+  // Fast path: a parallel tool that answers synchronously needs no lock, timer or race.
+  if (options.parallel && !options.outer?.aborted) {
+    const abort = call.abort = new LazyAbort()
+    let returned: unknown
+    try {
+      returned = call.entry.definition.run(call.args, call)
+    } catch (error) {
+      return { ok: false, ...describeRunError(error, abort) }
+    }
+    if (!isThenable(returned)) return { ok: true, value: returned }
+    return settle(call, options, abort, returned)
+  }
+  return settle(call, options, call.abort = new LazyAbort())
+}
+
+/** Options of {@link runTool}: `timeout` in ms. */
+export interface RunOptions {
+  timeout: number
+  parallel: boolean
+  lock: SerialLock
+  outer?: AbortSignal
+}
+
+/** Runs (or, given `started`, finishes) a call under the lock, the timeout and the caller's signal. */
+async function settle(call: CallRecord, options: RunOptions, abort: LazyAbort, started?: PromiseLike<unknown>): Promise<RunOutcome> {
   const { outer, timeout, parallel, lock } = options
-  const controller = new AbortController()
-  const onOuterAbort = () => controller.abort(new RunInterrupted('aborted', 'the call was aborted'))
+  const onOuterAbort = () => abort.abort(new RunInterrupted('aborted', 'the call was aborted'))
   if (outer?.aborted) onOuterAbort()
   else outer?.addEventListener('abort', onOuterAbort, { once: true })
-  call.signal = controller.signal
   let release: (() => void) | undefined
   let timer: NodeJS.Timeout | undefined
   try {
-    if (!parallel) release = await lock.acquire(controller.signal)
-    if (controller.signal.aborted) throw controller.signal.reason
-    const interrupted = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true })
-    })
+    if (!parallel) release = await lock.acquire(abort.signal)
+    if (abort.aborted) throw abort.reason
+    const returned = started ?? call.entry.definition.run(call.args, call)
+    // A synchronous tool has finished already: no timer, no race.
+    if (!isThenable(returned)) return { ok: true, value: returned }
+    const interrupted = new Promise<never>((_, reject) => abort.onAbort = reject)
     if (Number.isFinite(timeout) && timeout > 0) {
       timer = setTimeout(() => {
-        controller.abort(new RunInterrupted('timeout', `the tool did not finish within ${timeout} ms`))
+        abort.abort(new RunInterrupted('timeout', `the tool did not finish within ${timeout} ms`))
       }, timeout)
     }
-    const value = await Promise.race([
-      Promise.resolve().then(() => call.entry.definition.run(call.args, call)),
-      interrupted,
-    ])
+    const value = await Promise.race([returned, interrupted])
+    if (abort.aborted) throw abort.reason
     return { ok: true, value }
   } catch (error) {
-    return { ok: false, ...describeRunError(error, controller.signal) }
+    return { ok: false, ...describeRunError(error, abort) }
   } finally {
     clearTimeout(timer)
     release?.()
@@ -57,9 +80,13 @@ export async function runTool(call: ToolCall, options: { timeout: number; parall
   }
 }
 
-function describeRunError(error: any, signal: AbortSignal): { status: ToolStatus; error: ToolError } {
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return !!value && typeof (value as any).then === 'function'
+}
+
+function describeRunError(error: any, abort: LazyAbort): { status: ToolStatus; error: ToolError } {
   // A tool that rethrows the signal's abort error still ends as timeout/aborted.
-  const reason = signal.aborted ? signal.reason : error
+  const reason = abort.aborted ? abort.reason : error
   if (reason instanceof RunInterrupted) {
     return {
       status: reason.status,

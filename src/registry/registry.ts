@@ -10,6 +10,8 @@ export interface RegisteredTool<A = any> extends ToolEntry<A> {
   schema: ArgumentSchema
   /** Compiled `result` schema, when the definition has one. */
   resultSchema?: ArgumentSchema
+  /** The defining context's session filter (`ctx.filter`), read once. */
+  contextFilter: (session: any) => boolean
 }
 
 /** Why an entry is not the active one for its name. */
@@ -54,6 +56,7 @@ export class ToolRegistry {
       order: ++this.order,
       schema: ArgumentSchema.from(definition),
       resultSchema: definition.result ? ArgumentSchema.from({ args: definition.result }) : undefined,
+      contextFilter: ctx.filter,
     }
     if (entry.schema.compileError) {
       logger.warn('tool %s: the argument schema cannot be compiled (%s); arguments are passed without validation', definition.name, entry.schema.compileError)

@@ -57,7 +57,7 @@ export class VisibilityChain {
     const name = entry.definition.name
     switch (layer) {
       case 'filter': {
-        if (!entry.ctx.filter(sessionLike(scope))) {
+        if (!entry.contextFilter(sessionLike(scope))) {
           return { layer, passed: false, code: 'filter-context', params: { plugin: entry.plugin } }
         }
         try {
