@@ -1,0 +1,139 @@
+import { expect } from 'chai'
+import { ChildProcess, spawn } from 'child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'fs'
+import { request } from 'http'
+import { AddressInfo, createServer } from 'net'
+import { tmpdir } from 'os'
+import { join, resolve } from 'path'
+
+// End-to-end: `node scripts/start.js` builds and installs the plugin, starts
+// Koishi in a temp demo folder and serves the console; stopping it leaves
+// nothing behind. Run alone: `npx mocha tests/smoke.spec.ts` (about 10-30 s).
+
+const root = resolve(__dirname, '..')
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+function get(url: string): Promise<{ status: number, body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { timeout: 5000 }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk) => body += chunk)
+      res.on('end', () => resolve({ status: res.statusCode, body }))
+      res.on('error', reject)
+    })
+    req.on('timeout', () => req.destroy(new Error('timeout')))
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+function isListening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer()
+    server.once('error', () => resolve(true))
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(false)))
+  })
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe('npm start (smoke)', function () {
+  this.timeout(150000)
+
+  let demoDir: string
+  let port: number
+  let child: ChildProcess
+  let output = ''
+  let exited: Promise<{ code: number, signal: NodeJS.Signals }>
+
+  function killTree(signal: NodeJS.Signals) {
+    try {
+      process.kill(-child.pid, signal)
+    } catch {}
+  }
+
+  // SIGTERM lets start.js stop Koishi (which runs in a process group of its
+  // own); SIGKILL only if that takes more than 20 s.
+  async function stop() {
+    killTree('SIGTERM')
+    const timer = setTimeout(() => killTree('SIGKILL'), 20000)
+    const result = await exited
+    clearTimeout(timer)
+    return result
+  }
+
+  before(async () => {
+    demoDir = mkdtempSync(join(tmpdir(), 'chatluna-tools-smoke-'))
+    port = await freePort()
+    child = spawn(process.execPath, [join(root, 'scripts/start.js')], {
+      cwd: root,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CHATLUNA_TOOLS_DEMO_DIR: demoDir, KOISHI_PORT: String(port) },
+    })
+    child.stdout.on('data', (chunk) => output += chunk)
+    child.stderr.on('data', (chunk) => output += chunk)
+    exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  })
+
+  after(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) await stop()
+    if (demoDir) rmSync(demoDir, { recursive: true, force: true })
+  })
+
+  it('serves the console, then stops cleanly', async () => {
+    const started = Date.now()
+    const url = `http://127.0.0.1:${port}/`
+    let page: { status: number, body: string }
+    let ended = false
+    exited.then(() => ended = true)
+    while (Date.now() - started < 90000) {
+      if (ended) break
+      page = await get(url).catch(() => undefined)
+      if (page && page.status === 200) break
+      await sleep(500)
+    }
+    if (!page || page.status !== 200) {
+      throw new Error(`console did not answer at ${url} (${ended ? 'start.js exited' : 'timed out'}); output:\n${output}`)
+    }
+    expect(page.body).to.match(/^<!DOCTYPE html>/i)
+    expect(page.body).to.include('<div id="app">')
+    expect(output).to.include(`http://127.0.0.1:${port}/`)
+
+    // The demo folder was generated.
+    for (const file of [
+      'koishi.yml',
+      'package.json',
+      'demo-workspace/README.md',
+      'demo-workspace/notes.txt',
+      'demo-workspace/data/sample.json',
+      'demo-workspace/src/hello.py',
+    ]) {
+      expect(existsSync(join(demoDir, file)), file).to.be.true
+    }
+    expect(readFileSync(join(demoDir, 'koishi.yml'), 'utf8')).to.include('chatluna-tools')
+    const notes = readFileSync(join(demoDir, 'demo-workspace/notes.txt'), 'utf8').trim().split('\n')
+    expect(notes.length).to.be.at.least(20)
+    expect(JSON.parse(readFileSync(join(demoDir, 'demo-workspace/data/sample.json'), 'utf8'))).to.be.an('object')
+    // The plugin itself loaded without errors.
+    expect(output).to.match(/apply plugin chatluna-tools/)
+    expect(output).not.to.match(/\[E\]/)
+
+    // Stop the whole tree and wait for it.
+    const { code, signal } = await stop()
+    expect(signal, output).to.equal(null)
+    expect(code, output).to.equal(0)
+    expect(await isListening(port), `port ${port} still in use`).to.be.false
+  })
+})
