@@ -3,12 +3,8 @@ import { ToolService } from '../service'
 import { explanationLines } from '../visibility/explain'
 import { ToolResult } from '../types'
 import { formatForModel } from '../pipeline/result'
+import { CommandConfig } from './config'
 
-/** Options of the chat commands. */
-export interface CommandConfig {
-  /** Authority needed for `tools.call`. */
-  callAuthority: number
-}
 
 /** The authority of a chat user; no user record (no database) counts as 0. */
 export function sessionAuthority(session: Session) {
