@@ -14,7 +14,7 @@ import { MinimumAuthorityGate, PermissionGate } from './permission/gate'
 import { Pipeline } from './pipeline/pipeline'
 import { formatForModel } from './pipeline/result'
 import { emitEvent, plainLifecycle } from './pipeline/hooks'
-import { DeclarationOptions, nativeDeclarations } from './modes/native'
+import { DeclarationOptions, modeDeclarations, toDialect } from './modes'
 
 declare module 'koishi' {
   interface Context {
@@ -163,13 +163,11 @@ export class ToolService extends Service {
   }
 
   /** Exactly what the model is shown in a scope. */
-  declarations(scope: ToolScope = {}, options: DeclarationOptions = {}) {
+  declarations(scope: ToolScope = {}, options: DeclarationOptions = {}): any[] {
     const { mode = 'native', dialect = 'openai' } = options
-    if (mode !== 'native') throw new TypeError(`unknown tool mode "${mode}"`)
-    if (dialect !== 'openai') throw new TypeError(`unknown declaration dialect "${dialect}"`)
     const locales = options.locales ?? this.scopeLocales(scope)
     const entries = this.registry.active().filter((entry) => this.visibility.isVisible(entry, scope))
-    return nativeDeclarations(entries, scope, locales)
+    return toDialect(modeDeclarations(mode, entries, scope, locales), dialect)
   }
 
   /** Runs one call through the whole pipeline; never throws for tool faults. */

@@ -1,21 +1,6 @@
-import { JSONSchema, ToolScope } from '../types'
+import { ToolScope } from '../types'
 import { RegisteredTool } from '../registry/registry'
-
-/** A declaration in OpenAI's function-tool form. */
-export interface OpenAIToolDeclaration {
-  type: 'function'
-  function: { name: string; description: string; parameters: JSONSchema }
-}
-
-/** Options of `ctx.tools.declarations`. */
-export interface DeclarationOptions {
-  /** What the model sees (tool-system seed, "三种工具模式"); `native` lists every visible tool. */
-  mode?: 'native'
-  /** The provider's format. */
-  dialect?: 'openai'
-  /** Locales for descriptions, most preferred first. */
-  locales?: string[]
-}
+import { ToolDeclaration } from './dialects'
 
 /**
  * The description a caller sees: `describe(caller)` when the tool has one
@@ -33,14 +18,16 @@ export function describeTool(entry: RegisteredTool, scope: ToolScope, locales: s
   return definition.description
 }
 
-/** Native mode: one full declaration per visible tool, in the OpenAI dialect. */
-export function nativeDeclarations(entries: RegisteredTool[], scope: ToolScope, locales: string[]): OpenAIToolDeclaration[] {
-  return entries.map((entry) => ({
-    type: 'function',
-    function: {
-      name: entry.definition.name,
-      description: describeTool(entry, scope, locales),
-      parameters: entry.schema.jsonSchema(locales),
-    },
-  }))
+/** The neutral declaration of one tool for a caller. */
+export function declareTool(entry: RegisteredTool, scope: ToolScope, locales: string[]): ToolDeclaration {
+  return {
+    name: entry.definition.name,
+    description: describeTool(entry, scope, locales),
+    parameters: entry.schema.jsonSchema(locales),
+  }
+}
+
+/** Native mode (tool-system seed, "三种工具模式"): one full declaration per visible tool. */
+export function nativeDeclarations(entries: RegisteredTool[], scope: ToolScope, locales: string[]): ToolDeclaration[] {
+  return entries.map((entry) => declareTool(entry, scope, locales))
 }
