@@ -87,6 +87,16 @@ export interface ToolScope {
   tools?: ToolSet
   /** Locale for descriptions, e.g. `zh-CN`. */
   locale?: string
+  /**
+   * The agent turn a call belongs to (one user message up to the final
+   * answer), for approvals valid for a `turn`.
+   */
+  turn?: string
+  /**
+   * Where approval requests go when the call has no chat session (e.g. a
+   * call from an MCP client): a channel of a bot on `platform`.
+   */
+  approvalChannel?: { platform: string; channelId: string; guildId?: string; selfId?: string }
 }
 
 /** Include / exclude patterns (picomatch). An empty or missing include list includes everything. */

@@ -404,3 +404,27 @@ describe('pipeline', () => {
     })
   })
 })
+
+describe('default permission gate: tool verdicts', () => {
+  let test: TestApp
+  beforeEach(async () => test = await createApp())
+  afterEach(() => test.dispose())
+
+  for (const [verdict, code] of [['deny', 'tool-deny'], ['ask', 'approval-unavailable']] as const) {
+    it(`denies a part with the tool verdict "${verdict}" even for authority 5`, async () => {
+      let ran = false
+      test.app.tools.define({
+        name: 'runner',
+        description: 'Runs.',
+        traits: { effect: 'exec' },
+        permission: () => ({ name: 'exec', parts: [{ name: 'exec:ls' }, { name: 'exec:chmod', verdict, reason: 'chmod is refused here' }] }),
+        run: () => { ran = true; return 'ran' },
+      })
+      const result = await test.app.tools.call({ name: 'runner', scope: { authority: 5 } })
+      expect(result).to.include({ ok: false, status: 'denied' })
+      expect(result.error.code).to.equal(code)
+      expect(result.error.message).to.contain('chmod is refused here')
+      expect(ran).to.equal(false)
+    })
+  }
+})

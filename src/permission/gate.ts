@@ -1,5 +1,5 @@
 import { Dict } from 'koishi'
-import { ToolCall } from '../types'
+import { ToolAction, ToolCall } from '../types'
 
 /**
  * The permission stage's answer after any human has been asked: the call
@@ -35,16 +35,39 @@ export function callerAuthority(call: Pick<ToolCall, 'scope'>): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : 0
 }
 
+/** The parts of an action (the action itself when it has none). */
+export function actionParts(action: ToolAction): ToolAction[] {
+  return action.parts?.length ? action.parts : [action]
+}
+
 /**
- * The gate used until the permission service is loaded: `read` effects
- * pass; `write` and `exec` need the configured minimum authority (default
- * 3). A caller without a user record counts as level 0.
+ * The gate used until the permission service is loaded: a tool's own
+ * `deny` verdict denies; an `ask` verdict or a `critical` risk is denied too,
+ * since this gate cannot ask anyone; otherwise `read` effects pass and
+ * `write` and `exec` need the configured minimum authority (default 3). A
+ * caller without a user record counts as level 0.
  */
 export class MinimumAuthorityGate implements PermissionGate {
   constructor(private minAuthority: () => number) {}
 
   authorize(call: ToolCall): PermissionVerdict {
-    const effect = call.action?.effect ?? 'exec'
+    const action = call.action ?? { name: `tool:${call.name}` }
+    for (const part of actionParts(action)) {
+      if (part.verdict === 'deny') {
+        return { decision: 'deny', code: 'tool-deny', reason: part.reason || `the tool refuses ${part.name}`, params: { action: part.name } }
+      }
+    }
+    for (const part of actionParts(action)) {
+      if (part.verdict === 'ask' || part.risk === 'critical') {
+        return {
+          decision: 'deny',
+          code: 'approval-unavailable',
+          reason: `${part.reason || `${part.name} needs a human approval`}, and no approval flow is loaded`,
+          params: { action: part.name },
+        }
+      }
+    }
+    const effect = action.effect ?? 'exec'
     if (effect === 'read') return { decision: 'allow', code: 'read', reason: 'reading is allowed' }
     const level = callerAuthority(call)
     const needed = this.minAuthority()
