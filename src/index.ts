@@ -6,6 +6,7 @@ import { applyCommands } from './commands'
 import { PathGuard } from './builtin/path-guard'
 import { createReadTool } from './builtin/read'
 import { locales } from './locales'
+import { applyConsole } from './console'
 
 export * from './types'
 export * from './service'
@@ -42,4 +43,6 @@ export function apply(ctx: Context, config: Config) {
     }
     applyCommands(ctx, config)
   })
+
+  ctx.inject(['tools', 'console'], (ctx) => applyConsole(ctx, config))
 }

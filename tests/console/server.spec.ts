@@ -1,0 +1,223 @@
+import { expect } from 'chai'
+import { createHash } from 'crypto'
+import { Schema } from 'koishi'
+import { ConsoleApp, ConsoleSocket, createConsoleApp } from '../helpers/console'
+import { demoTools, noBashInGroups } from '../helpers/demo-tools'
+import { consoleListeners } from '../../src/console'
+
+// The console page's server side in a real app (server + console + mock +
+// memory database), spoken to over the console's WebSocket as the page does.
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+
+describe('console: server side', function () {
+  this.timeout(15000)
+
+  describe('tool table, scope reports, policies and the call log', () => {
+    let env: ConsoleApp
+    let socket: ConsoleSocket
+
+    before(async () => {
+      env = await createConsoleApp({
+        config: { scenes: [noBashInGroups], policies: { 'mcp__*': 'approval' } },
+        plugins: [[demoTools]],
+        locale: 'en-US',
+      })
+      socket = await ConsoleSocket.connect(env.port)
+    })
+
+    after(async () => {
+      socket?.close()
+      await env?.dispose()
+    })
+
+    it('pushes the tool table with source, plugin, traits and policies', async () => {
+      const table = await socket.until('chatluna-tools', (value) => value?.tools.length >= 4)
+      const names = table.tools.map((row) => row.name)
+      expect(names).to.include.members(['bash', 'get_weather', 'read', 'write_note'])
+      const bash = table.tools.find((row) => row.name === 'bash')
+      expect(bash).to.include({ active: true, source: 'plugin', plugin: 'demo-tools', effect: 'exec', risk: 'dangerous', parallel: false })
+      expect(table.tools.find((row) => row.name === 'read')).to.include({ source: 'builtin', effect: 'read', parallel: true })
+      expect(table.policies).to.deep.equal([{ pattern: 'mcp__*', policy: 'approval', origin: 'config' }])
+      expect(table.scenes).to.deep.equal(['no-bash-in-groups'])
+      expect(table.features.modes).to.include('native')
+      expect(table.features.decisions).to.equal(true)
+    })
+
+    it('pushes a new table when a tool is defined or disposed, with shadowing', async () => {
+      const fork = env.app.plugin({
+        name: 'late-plugin',
+        inject: ['tools'],
+        apply(ctx) {
+          ctx.tools.define({ name: 'late_tool', description: 'Defined later.', run: () => 'ok' })
+          ctx.tools.define({ name: 'read', description: 'A plugin read, shadowed.', traits: { effect: 'read' }, run: () => 'x' })
+        },
+      })
+      const table = await socket.until('chatluna-tools', (value) => value.tools.some((row) => row.name === 'late_tool'))
+      const shadowed = table.tools.find((row) => row.name === 'read' && !row.active)
+      expect(shadowed).to.deep.include({ plugin: 'late-plugin', shadowedBy: { source: 'builtin', plugin: 'chatluna-tools', reason: 'priority' } })
+      fork.dispose()
+      await socket.until('chatluna-tools', (value) => !value.tools.some((row) => row.name === 'late_tool'))
+    })
+
+    it('explains a group scope: bash removed by the scene layer with the rule named', async () => {
+      const report = await socket.send('chatluna-tools/scope', { platform: 'sandbox', kind: 'group', guildId: 'g1', channelId: 'g1', authority: 1, locale: 'en-US' })
+      expect(report.tools.bash.visible).to.equal(false)
+      expect(report.tools.bash.removedBy).to.include({ layer: 'scene', code: 'scene-deny' })
+      expect(report.tools.bash.removedBy.params).to.deep.equal({ rule: 'no-bash-in-groups', pattern: 'bash' })
+      expect(report.tools.bash.removedBy.text).to.equal('Scene rule "no-bash-in-groups" hides tools matching "bash" here.')
+      expect(report.tools.get_weather.visible).to.equal(true)
+      // Level 1: write and exec tools would be denied, read tools allowed.
+      expect(report.tools.bash.decision).to.include({ decision: 'deny', code: 'insufficient-authority' })
+      expect(report.tools.write_note.decision).to.include({ decision: 'deny' })
+      expect(report.tools.get_weather.decision).to.include({ decision: 'allow' })
+
+      const zh = await socket.send('chatluna-tools/scope', { kind: 'group', locale: 'zh-CN' })
+      expect(zh.tools.bash.removedBy.text).to.equal('场景规则 "no-bash-in-groups" 在此隐藏了匹配 "bash" 的工具。')
+
+      const admin = await socket.send('chatluna-tools/scope', { kind: 'private', userId: 'alice', authority: 4 })
+      expect(admin.tools.bash.visible).to.equal(true)
+      expect(admin.tools.bash.decision).to.include({ decision: 'allow' })
+    })
+
+    it('shows exactly the declarations the model gets, with their byte size', async () => {
+      const report = await socket.send('chatluna-tools/scope', { kind: 'group', mode: 'native' })
+      const expected = env.app.tools.declarations({ private: false }, { mode: 'native' })
+      const json = JSON.stringify(expected)
+      expect(report.declarations.bytes).to.equal(Buffer.byteLength(json))
+      expect(JSON.parse(report.declarations.json)).to.deep.equal(expected)
+      expect(report.declarations.items.map((item) => item.name)).to.deep.equal(['get_weather', 'read', 'write_note'])
+      expect(report.declarations.count).to.equal(3)
+      // The agent's tool set narrows it (layer 2).
+      const narrowed = await socket.send('chatluna-tools/scope', { kind: 'private', agent: 'helper', include: ['get_*'] })
+      expect(narrowed.declarations.items.map((item) => item.name)).to.deep.equal(['get_weather'])
+      expect(narrowed.tools.read.removedBy).to.include({ layer: 'agent', code: 'agent-not-included' })
+    })
+
+    it('describes one tool: Schemastery JSON for k-form, JSON Schema, layers and sentences', async () => {
+      const detail = await socket.send('chatluna-tools/tool', 'get_weather', { kind: 'private', locale: 'en-US' })
+      // Schemastery's own serialisation, which the page turns back into a schema for k-form.
+      const schema = new Schema(detail.schema)
+      expect(schema.type).to.equal('object')
+      expect(Object.keys(schema.dict)).to.deep.equal(['city', 'unit'])
+      expect(schema.dict.city.meta.description).to.equal('City name, e.g. Paris')
+      expect(schema({ city: 'Paris' })).to.deep.equal({ city: 'Paris', unit: 'celsius' })
+      expect(detail.jsonSchema.required).to.deep.equal(['city'])
+      expect(detail.permission).to.equal('tool:get_weather')
+      expect(detail.layers.map((layer) => layer.passed)).to.deep.equal([true, true, true, true, true])
+      expect(detail.lines[0]).to.equal('The tool "get_weather" is visible here: it passes all five visibility layers.')
+      const hidden = await socket.send('chatluna-tools/tool', 'bash', { kind: 'group', locale: 'en-US' })
+      expect(hidden.layers.find((layer) => !layer.passed)).to.include({ layer: 'scene', code: 'scene-deny' })
+      expect(await socket.send('chatluna-tools/tool', 'nope', {})).to.equal(null)
+    })
+
+    it('sets a policy: disabled hides the tool from chat at the next call, removing it restores it', async () => {
+      await env.app.mock.initUser('u1', 1)
+      const chat = env.app.mock.client('u1')
+      expect((await chat.receive('tools')).join('\n')).to.include('get_weather')
+
+      expect(await socket.send('chatluna-tools/set-policy', 'get_weather', 'disabled')).to.include({ ok: true })
+      expect((await chat.receive('tools')).join('\n')).not.to.include('get_weather')
+      const table = await socket.until('chatluna-tools', (value) => value.policies.some((row) => row.origin === 'console'))
+      expect(table.policies).to.deep.include({ pattern: 'get_weather', policy: 'disabled', origin: 'console' })
+      expect(table.tools.find((row) => row.name === 'get_weather').policy).to.deep.equal({ policy: 'disabled', pattern: 'get_weather' })
+      const report = await socket.send('chatluna-tools/scope', {})
+      expect(report.tools.get_weather.removedBy).to.include({ layer: 'policy', code: 'policy-disabled' })
+
+      await socket.send('chatluna-tools/set-policy', 'get_weather', null)
+      expect((await chat.receive('tools')).join('\n')).to.include('get_weather')
+    })
+
+    it('refuses malformed input with a clear error and changes nothing', async () => {
+      const refused = (promise: Promise<unknown>) => promise.then(() => { throw new Error('accepted') }, (error) => String(error.message))
+      expect(await refused(socket.send('chatluna-tools/set-policy', 'bash', 'sometimes'))).to.match(/invalid-input: policy must be one of auto, approval, disabled/)
+      expect(await refused(socket.send('chatluna-tools/set-policy', '', 'disabled'))).to.match(/invalid-input: pattern/)
+      expect(await refused(socket.send('chatluna-tools/scope', { authority: 9 }))).to.match(/invalid-input: authority/)
+      expect(await refused(socket.send('chatluna-tools/scope', 'group'))).to.match(/invalid-input: the scope must be an object/)
+      expect(await refused(socket.send('chatluna-tools/answer', 'abc', 'maybe'))).to.match(/invalid-input: answer/)
+      expect(env.app.tools.policies.resolve('bash')).to.equal(undefined)
+      expect(env.app.tools.policies.resolve('get_weather')).to.equal(undefined)
+    })
+
+    it('pushes finished calls to the call log, newest first', async () => {
+      await env.app.mock.initUser('u2', 4)
+      await env.app.mock.client('u2').receive('tools.call get_weather {"city":"Paris"}')
+      const calls = await socket.until('chatluna-tools-calls', (value) => value?.some((call) => call.tool === 'get_weather'))
+      expect(calls[0]).to.include({ tool: 'get_weather', status: 'success', ok: true, userId: 'u2', platform: 'mock' })
+      expect(calls[0].duration).to.be.a('number')
+      expect((await socket.send('chatluna-tools/calls', 5))[0].id).to.equal(calls[0].id)
+    })
+
+    it('has no approvals or rules without the permission service', async () => {
+      expect(await socket.send('chatluna-tools/approvals')).to.deep.equal([])
+      expect(await socket.send('chatluna-tools/rules')).to.deep.equal([])
+      expect(await socket.send('chatluna-tools/answer', 'x1', 'once')).to.include({ ok: false, code: 'approvals-unavailable' })
+    })
+  })
+
+  describe('console users (plugin-auth)', () => {
+    let env: ConsoleApp
+
+    before(async () => {
+      env = await createConsoleApp({
+        auth: { admin: { enabled: true, password: 'admin-password' } },
+        plugins: [[demoTools]],
+      })
+      await env.app.database.create('user', { name: 'alice', authority: 1, password: sha256('alice-password') } as any)
+    })
+
+    after(() => env?.dispose())
+
+    async function loggedIn(name: string, password: string) {
+      const socket = await ConsoleSocket.connect(env.port)
+      await socket.send('login/password', name, password)
+      return socket
+    }
+
+    it('refuses every listener and withholds the data from a console user below the authority', async () => {
+      const socket = await loggedIn('alice', 'alice-password')
+      try {
+        for (const name of consoleListeners) {
+          const error = await socket.send(name, 'bash', 'disabled').then(() => null, (error) => error.message)
+          expect(error, name).to.equal('unauthorized')
+        }
+        await socket.until('chatluna-tools', (value) => value === null)
+        expect(env.app.tools.policies.resolve('bash')).to.equal(undefined)
+      } finally {
+        socket.close()
+      }
+    })
+
+    it('refuses a client that has not logged in', async () => {
+      const socket = await ConsoleSocket.connect(env.port)
+      try {
+        const error = await socket.send('chatluna-tools/scope', {}).then(() => null, (error) => error.message)
+        expect(error).to.equal('unauthorized')
+      } finally {
+        socket.close()
+      }
+    })
+
+    it('the listener itself refuses a low console user with a clear error (even without an intercepting auth plugin)', async () => {
+      const listener = env.app.console.listeners['chatluna-tools/set-policy']
+      const client = { auth: { id: 7, name: 'alice', authority: 1, expiredAt: Date.now() + 60000 } }
+      const error = await Promise.resolve().then(() => listener.callback.call(client, 'bash', 'disabled')).then(() => null, (error) => error.message)
+      expect(error).to.equal('console-authority: this page needs authority 4; console user "alice" has authority 1')
+      expect(env.app.tools.policies.resolve('bash')).to.equal(undefined)
+      const anonymous = await Promise.resolve().then(() => listener.callback.call({}, 'bash', 'disabled')).then(() => null, (error) => error.message)
+      expect(anonymous).to.equal('console-authority: log in to the console with a user of authority 4 or more')
+    })
+
+    it('lets an admin (authority 5) use the page', async () => {
+      const socket = await loggedIn('admin', 'admin-password')
+      try {
+        const table = await socket.until('chatluna-tools', (value) => value?.tools?.length >= 4)
+        expect(table.tools.map((row) => row.name)).to.include('bash')
+        expect(await socket.send('chatluna-tools/set-policy', 'bash', 'disabled')).to.include({ ok: true })
+        expect(env.app.tools.policies.resolve('bash')).to.deep.equal({ policy: 'disabled', pattern: 'bash' })
+      } finally {
+        socket.close()
+      }
+    })
+  })
+})
