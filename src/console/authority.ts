@@ -42,7 +42,8 @@ export class ConsoleAuthorityError extends Error {
  *   open it is its owner, as for Koishi's own pages (plugin config,
  *   sandbox), and passes.
  *
- * Throws `ConsoleAuthorityError`; returns the approver identity otherwise.
+ * Throws `ConsoleAuthorityError`; returns the console user as an approver
+ * (`console:<name>`, or `console:owner` without logins) otherwise.
  */
 export function assertConsoleAuthority(ctx: Context, client: object | undefined, needed: number): ConsoleApprover {
   const auth = (client as ConsoleClientLike | undefined)?.auth
@@ -54,10 +55,10 @@ export function assertConsoleAuthority(ctx: Context, client: object | undefined,
     if (level < needed) {
       throw new ConsoleAuthorityError(`this page needs authority ${needed}; console user "${auth.name ?? auth.id}" has authority ${level}`, needed, level)
     }
-    return { kind: 'console', id: auth.id, name: auth.name, authority: level }
+    return { platform: 'console', userId: auth.name || String(auth.id), id: auth.id, authority: level, private: true }
   }
   if (ctx.get('auth')) {
     throw new ConsoleAuthorityError(`log in to the console with a user of authority ${needed} or more`, needed)
   }
-  return { kind: 'console', authority: 5 }
+  return { platform: 'console', userId: 'owner', authority: 5, private: true }
 }

@@ -19,7 +19,7 @@ declare module '@koishijs/console' {
     'chatluna-tools/scope'(this: Client, scope: ConsoleScopeInput): ScopeReport
     /** One tool in a scope; null when no tool has that name. */
     'chatluna-tools/tool'(this: Client, name: string, scope: ConsoleScopeInput): ToolDetail | null
-    /** Sets a tool-name pattern's policy, or removes the console's policy with null. */
+    /** Sets a tool-name pattern's policy, or removes its stored policy with null. */
     'chatluna-tools/set-policy'(this: Client, pattern: string, policy: string | null): Promise<ActionResult>
     'chatluna-tools/approvals'(this: Client): Promise<ApprovalView[]>
     /** Answers a pending approval as the console user (the permission service checks who may). */
@@ -88,9 +88,9 @@ export function applyConsole(ctx: Context, config: ConsoleConfig) {
   }, options)
 
   ctx.console.addListener('chatluna-tools/set-policy', async function (pattern, policy) {
-    guard(this)
-    const result = await permissions.setPolicy(parsePattern(pattern), parsePolicy(policy))
-    tableChanged()
+    const approver = guard(this)
+    const result = await permissions.setPolicy(parsePattern(pattern), parsePolicy(policy), approver)
+    if (result.ok) tableChanged()
     return result
   }, options)
 

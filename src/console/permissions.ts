@@ -2,6 +2,7 @@ import { Awaitable, Context, Dict } from 'koishi'
 import { ToolAction, ToolScope } from '../types'
 import { RegisteredTool } from '../registry/registry'
 import { MinimumAuthorityGate } from '../permission/gate'
+import { targetText } from '../permission/action'
 import { ToolPolicy } from '../permission/policy'
 import { ActionResult, ApprovalView, DecisionView, PolicyView, RuleView } from './types'
 
@@ -19,13 +20,14 @@ export type ApprovalAnswer = typeof approvalAnswers[number]
  */
 export interface PermissionsContract {
   /** The pure decision for an action by a subject: no human is asked, nothing is recorded. */
-  decide?(action: ToolAction, subject: unknown, options?: Dict): { decision: 'allow' | 'ask' | 'deny'; code: string; reason: string; params?: Dict }
+  decide?(action: ToolAction, subject: unknown, options?: Dict): { decision: 'allow' | 'ask' | 'deny'; code: string; reason: string; params?: Dict; mode?: string }
   subjectOf?(scope: ToolScope): unknown
   modeOf?(subject: unknown): string
   rules?: { list(): Awaitable<Dict[]> }
   policies?: {
-    list(): Awaitable<{ pattern: string; policy: ToolPolicy }[] | Dict<ToolPolicy>>
-    set(pattern: string, policy: ToolPolicy): Awaitable<unknown>
+    /** Stored policies (`source: 'stored'`) and the config's (`source: 'config'`), or a plain pattern → policy map. */
+    list(): Awaitable<{ pattern: string; policy: ToolPolicy; source?: string; updatedBy?: string }[] | Dict<ToolPolicy>>
+    set(pattern: string, policy: ToolPolicy, updatedBy?: string): Awaitable<unknown>
     remove(pattern: string): Awaitable<unknown>
   }
   approvals?: {
@@ -34,13 +36,24 @@ export interface PermissionsContract {
   }
 }
 
-/** Who answers an approval from the console: the plugin-auth user, or the console owner when there is no login. */
+/**
+ * Who answers an approval or sets a policy from the console, as a
+ * permission subject: platform `console`, the plugin-auth user's name (or
+ * `owner` when the console has no logins), their authority (5 without
+ * logins), and a private place (the console talks to one person).
+ */
 export interface ConsoleApprover {
-  kind: 'console'
+  platform: 'console'
+  userId: string
+  authority: number
+  private: true
   /** Koishi user id (plugin-auth), when logged in. */
   id?: number
-  name?: string
-  authority: number
+}
+
+/** `console:<name>`, as audit lines and stored policies name the console user. */
+export function approverLabel(approver: ConsoleApprover) {
+  return `${approver.platform}:${approver.userId}`
 }
 
 /**
@@ -83,7 +96,7 @@ export class ConsolePermissions {
    * effect and base risk. Undefined when no pure decision is available (a
    * custom gate that might ask a human is never called from here).
    */
-  decide(entry: RegisteredTool, scope: ToolScope): DecisionView | undefined {
+  decide(entry: RegisteredTool, scope: ToolScope): (DecisionView & { params: Dict }) | undefined {
     const { definition } = entry
     const action: ToolAction = {
       name: typeof definition.permission === 'string' && definition.permission ? definition.permission : `tool:${definition.name}`,
@@ -94,45 +107,57 @@ export class ConsolePermissions {
     try {
       if (typeof service?.decide === 'function') {
         const subject = service.subjectOf ? service.subjectOf(scope) : scope
-        const result = service.decide(action, subject, { tool: definition.name, scope })
-        const mode = service.modeOf?.(subject)
-        return { decision: result.decision, code: result.code, reason: result.reason, ...(mode ? { mode } : {}) }
+        const result = service.decide(action, subject, { tool: definition.name, turn: scope.turn })
+        const mode = result.mode ?? service.modeOf?.(subject)
+        return { decision: result.decision, code: result.code, reason: result.reason, params: result.params ?? {}, ...(mode ? { mode } : {}) }
       }
       const gate = this.ctx.tools.gate
       if (gate instanceof MinimumAuthorityGate) {
         const verdict = gate.authorize({ name: definition.name, action, scope, entry } as any)
-        return { decision: verdict.decision, code: verdict.code, reason: verdict.reason }
+        return { decision: verdict.decision, code: verdict.code, reason: verdict.reason, params: verdict.params ?? {} }
       }
     } catch (error) {
-      return { decision: 'deny', code: 'decision-error', reason: String(error?.message ?? error) }
+      return { decision: 'deny', code: 'decision-error', reason: String(error?.message ?? error), params: {} }
     }
   }
 
-  /** Every policy: the config's, then those set from the console (or stored by the permission service). */
+  /** Every policy: those set at run time (stored by the permission service, or set from the page), then the config's. */
   async listPolicies(): Promise<PolicyView[]> {
     const rows: PolicyView[] = []
-    for (const [pattern, policy] of Object.entries(this.ctx.tools.config.policies ?? {})) {
-      rows.push({ pattern, policy, origin: 'config' })
-    }
     const stored = this.persistentPolicies ? await this.service.policies.list() : this.fallbackPolicies
-    const entries = Array.isArray(stored) ? stored.map((row) => [row.pattern, row.policy] as const) : Object.entries(stored ?? {})
-    for (const [pattern, policy] of entries) rows.push({ pattern, policy, origin: 'console' })
+    const entries = Array.isArray(stored) ? stored : Object.entries(stored ?? {}).map(([pattern, policy]) => ({ pattern, policy, source: 'stored' }))
+    for (const row of entries) {
+      const view: PolicyView = { pattern: row.pattern, policy: row.policy, origin: row.source === 'config' ? 'config' : 'stored' }
+      if ('updatedBy' in row && row.updatedBy) view.updatedBy = row.updatedBy
+      rows.push(view)
+    }
+    if (!rows.some((row) => row.origin === 'config')) {
+      for (const [pattern, policy] of Object.entries(this.ctx.tools.config.policies ?? {})) {
+        rows.push({ pattern, policy, origin: 'config' })
+      }
+    }
     return rows
   }
 
   /**
-   * Sets the policy of a tool-name pattern, or removes the console's policy
-   * for it when `policy` is null. A policy set here takes precedence over the
-   * config's policy for the same pattern.
+   * Sets the policy of a tool-name pattern, or removes the stored policy
+   * for it when `policy` is null. A stored policy takes precedence over
+   * the config's policy for the same pattern. Errors of the permission
+   * service (a bad pattern) propagate.
    */
-  async setPolicy(pattern: string, policy: ToolPolicy | null): Promise<ActionResult> {
+  async setPolicy(pattern: string, policy: ToolPolicy | null, approver: ConsoleApprover): Promise<ActionResult> {
     if (this.persistentPolicies) {
-      if (policy) await this.service.policies.set(pattern, policy)
-      else await this.service.policies.remove(pattern)
+      if (policy) {
+        await this.service.policies.set(pattern, policy, approverLabel(approver))
+      } else if (await this.service.policies.remove(pattern) === false) {
+        return { ok: false, code: 'policy-not-found', message: `no stored policy for "${pattern}"` }
+      }
     } else if (policy) {
       this.fallbackPolicies[pattern] = policy
-    } else {
+    } else if (pattern in this.fallbackPolicies) {
       delete this.fallbackPolicies[pattern]
+    } else {
+      return { ok: false, code: 'policy-not-found', message: `no stored policy for "${pattern}"` }
     }
     return { ok: true, code: policy ? 'policy-set' : 'policy-removed' }
   }
@@ -147,9 +172,11 @@ export class ConsolePermissions {
     return (await this.service.approvals.pending()).map(approvalView)
   }
 
+  /** Answers a pending approval; the permission service checks whether this console user may. */
   async answer(id: string, answer: ApprovalAnswer, approver: ConsoleApprover): Promise<ActionResult> {
     if (!this.approvals) return { ok: false, code: 'approvals-unavailable', message: 'no approval flow is loaded' }
-    return this.service.approvals.answer(id, answer, approver)
+    const { ok, code, message } = await this.service.approvals.answer(id, answer, approver)
+    return { ok, code, message }
   }
 }
 
@@ -157,20 +184,27 @@ export class ConsolePermissions {
 export function approvalView(approval: Dict): ApprovalView {
   const action = approval.action ?? {}
   const target = approval.target ?? action.target
+  const requester = approval.requester ?? {}
   const time = (value: unknown) => value instanceof Date ? value.getTime() : typeof value === 'number' ? value : undefined
-  return {
+  const view: ApprovalView = {
     id: String(approval.id),
-    tool: approval.tool ?? approval.call?.name,
+    tool: approval.tool,
     action: typeof action === 'string' ? action : action.name,
-    target: typeof target === 'string' || target === undefined ? target : JSON.stringify(target),
+    target: target === undefined || target === null ? undefined : targetText(target),
     risk: approval.risk ?? action.risk,
     reason: approval.reason ?? action.reason,
-    userId: approval.userId ?? approval.requester?.userId,
-    platform: approval.platform ?? approval.requester?.platform,
-    channelId: approval.channelId,
+    critical: !!approval.critical,
+    userId: requester.userId ?? approval.userId,
+    userName: approval.requesterName,
+    platform: approval.place?.platform ?? requester.platform ?? approval.platform,
+    channelId: approval.place?.channelId ?? requester.channelId ?? approval.channelId,
     createdAt: time(approval.createdAt),
     expiresAt: time(approval.expiresAt),
   }
+  for (const key of Object.keys(view) as (keyof ApprovalView)[]) {
+    if (view[key] === undefined) delete view[key]
+  }
+  return view
 }
 
 /** A JSON-safe copy (dates as ISO strings, no functions or cycles). */

@@ -6,14 +6,19 @@ import { ToolPolicy } from '../permission/policy'
 // page runs in a browser and gets these through the console's WebSocket.
 
 /** Where a policy shown in the console comes from. */
-export type PolicyOrigin = 'config' | 'console'
+export type PolicyOrigin = 'config' | 'stored'
 
 /** A policy row: a tool-name pattern and its policy. */
 export interface PolicyView {
   pattern: string
   policy: ToolPolicy
-  /** `config`: the plugin's config (edit it there); `console`: set from the page. */
+  /**
+   * `config`: the plugin's config (edit it there); `stored`: set at run
+   * time (from this page, a command or the API), taking precedence.
+   */
   origin: PolicyOrigin
+  /** Who set a stored policy, when known. */
+  updatedBy?: string
 }
 
 /** One registered tool entry; several share a name when one shadows the others. */
@@ -103,6 +108,8 @@ export interface DecisionView {
   decision: 'allow' | 'ask' | 'deny'
   code: string
   reason: string
+  /** The reason in the page's locale, when the plugin has a text for `code`. */
+  text?: string
   /** The permission mode of the scope, when the permission service has modes. */
   mode?: string
 }
@@ -168,7 +175,11 @@ export interface ApprovalView {
   target?: string
   risk?: string
   reason?: string
+  /** Only a human can allow it; `always`/`never` count as `once`/`reject`. */
+  critical?: boolean
   userId?: string
+  /** The requester's display name. */
+  userName?: string
   platform?: string
   channelId?: string
   /** ms since epoch */

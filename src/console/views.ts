@@ -106,6 +106,12 @@ export class ConsoleViews {
     return this.ctx.i18n.text(locales, [`chatluna-tools.${path}`], params)
   }
 
+  /** Whether a locale of the chain has a text at `chatluna-tools.<path>` (texts of later issues may be missing). */
+  private hasText(locales: string[], path: string) {
+    const data = (this.ctx.i18n as any)._data ?? {}
+    return locales.some((locale) => data[locale]?.[`chatluna-tools.${path}`] !== undefined)
+  }
+
   /** A hiding layer's verdict with its sentence. */
   removal(verdict: LayerVerdict, locales: string[]): RemovalView {
     const params = { ...verdict.params }
@@ -123,8 +129,13 @@ export class ConsoleViews {
     const failure = this.ctx.tools.visibility.firstFailure(entry, scope)
     const verdict: ScopeVerdict = { visible: !failure }
     if (failure) verdict.removedBy = this.removal(failure, locales)
-    const decision = this.permissions.decide(entry, scope)
-    if (decision) verdict.decision = decision
+    const decided = this.permissions.decide(entry, scope)
+    if (decided) {
+      const { params, ...decision } = decided
+      const path = `permission.${decision.code}`
+      if (this.hasText(locales, path)) decision.text = this.text(locales, path, { tool: entry.definition.name, ...params })
+      verdict.decision = decision
+    }
     return verdict
   }
 

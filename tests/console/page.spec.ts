@@ -150,7 +150,7 @@ describe('console: the page in Chromium', function () {
 
     expect((await chat.receive('tools')).join('\n')).not.to.include('get_weather')
     await page.locator('[data-tab="policies"]').click()
-    await page.locator('.policies tr[data-pattern="get_weather"][data-origin="console"]').waitFor()
+    await page.locator('.policies tr[data-pattern="get_weather"][data-origin="stored"]').waitFor()
     await page.screenshot({ path: join(output, 'c-policy-disabled.png') })
 
     // Removing it from the policy list brings the tool back.

@@ -118,8 +118,8 @@ describe('console: server side', function () {
 
       expect(await socket.send('chatluna-tools/set-policy', 'get_weather', 'disabled')).to.include({ ok: true })
       expect((await chat.receive('tools')).join('\n')).not.to.include('get_weather')
-      const table = await socket.until('chatluna-tools', (value) => value.policies.some((row) => row.origin === 'console'))
-      expect(table.policies).to.deep.include({ pattern: 'get_weather', policy: 'disabled', origin: 'console' })
+      const table = await socket.until('chatluna-tools', (value) => value.policies.some((row) => row.origin === 'stored'))
+      expect(table.policies).to.deep.include({ pattern: 'get_weather', policy: 'disabled', origin: 'stored' })
       expect(table.tools.find((row) => row.name === 'get_weather').policy).to.deep.equal({ policy: 'disabled', pattern: 'get_weather' })
       const report = await socket.send('chatluna-tools/scope', {})
       expect(report.tools.get_weather.removedBy).to.include({ layer: 'policy', code: 'policy-disabled' })
@@ -135,6 +135,7 @@ describe('console: server side', function () {
       expect(await refused(socket.send('chatluna-tools/scope', { authority: 9 }))).to.match(/invalid-input: authority/)
       expect(await refused(socket.send('chatluna-tools/scope', 'group'))).to.match(/invalid-input: the scope must be an object/)
       expect(await refused(socket.send('chatluna-tools/answer', 'abc', 'maybe'))).to.match(/invalid-input: answer/)
+      expect(await socket.send('chatluna-tools/set-policy', 'never_set', null)).to.include({ ok: false, code: 'policy-not-found' })
       expect(env.app.tools.policies.resolve('bash')).to.equal(undefined)
       expect(env.app.tools.policies.resolve('get_weather')).to.equal(undefined)
     })
