@@ -134,7 +134,8 @@ function toJSONSchema(value: any): any {
   const out: any = {}
   for (const [key, inner] of Object.entries(value)) {
     if (key === 'type' && typeof inner === 'string') {
-      const type = { dict: 'object', float: 'number', tuple: 'array', any: undefined }[inner] ?? inner
+      const types: Record<string, string | undefined> = { dict: 'object', float: 'number', tuple: 'array', any: undefined }
+      const type = inner in types ? types[inner] : inner
       if (type) out.type = type
     } else {
       out[key] = key === 'properties' ? Object.fromEntries(Object.entries(inner as any).map(([name, schema]) => [name, toJSONSchema(schema)])) : toJSONSchema(inner)
@@ -175,9 +176,11 @@ async function pipelineLatency(corpus: Tool[], queries: Query[]) {
     samples.push(Number(process.hrtime.bigint() - start) / 1000)
   }
   samples.sort((a, b) => a - b)
+  const size = (mode: 'native' | 'search') => Buffer.byteLength(JSON.stringify(service.declarations({ platform: 'bench', channelId: 'fresh' }, { mode })))
+  const bytes = { native: size('native'), search: size('search') }
   await app.stop()
   await rm(baseDir, { recursive: true, force: true })
-  return { tools: seen.size, p50: samples[Math.floor(samples.length / 2)], p99: samples[Math.floor(samples.length * 0.99)] }
+  return { bytes, tools: seen.size, p50: samples[Math.floor(samples.length / 2)], p99: samples[Math.floor(samples.length * 0.99)] }
 }
 
 async function main() {
@@ -216,6 +219,7 @@ async function main() {
     const queries = readLines<Query>('bfcl-queries-dev.jsonl')
     const result = await pipelineLatency(corpus, queries)
     console.log(`\nWhole tool_search call through ctx.tools.call, ${result.tools} deferred tools, ${queries.length} queries: p50 ${result.p50.toFixed(1)} µs, p99 ${result.p99.toFixed(1)} µs`)
+    console.log(`Declarations (OpenAI JSON) for these ${result.tools} tools: native ${result.bytes.native} bytes, search ${result.bytes.search} bytes (tool_search with its catalog)`)
   }
 }
 

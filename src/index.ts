@@ -18,6 +18,7 @@ export type { ToolExplanation } from './visibility/explain'
 export type { SceneRule } from './visibility/scene'
 export type { ToolPolicy } from './permission/policy'
 export type { ToolMode, DeclarationOptions, ToolDeclaration } from './modes'
+export { conversationKey } from './modes/loaded'
 
 export const name = 'chatluna-tools'
 export const inject = {

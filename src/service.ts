@@ -170,7 +170,10 @@ export class ToolService extends Service {
 
   /** Why a tool is or is not visible in a scope, layer by layer, with shadowing. */
   explain(name: string, scope: ToolScope = {}): ToolExplanation {
-    const candidates = this.registry.active().filter((entry) => !this.searchMode.isModeTool(entry)).map((entry) => entry.definition.name)
+    // Names offered as similar to an unknown one: not tool_search, which is part of a mode.
+    const candidates = this.registry.get(name)
+      ? undefined
+      : this.registry.active().filter((entry) => !this.searchMode.isModeTool(entry)).map((entry) => entry.definition.name)
     return explainTool(this.registry, this.visibility, name, scope, candidates)
   }
 
