@@ -4,6 +4,7 @@ import { PipelineConfig } from './pipeline/config'
 import { PermissionConfig } from './permission/config'
 import { VisibilityConfig } from './visibility/config'
 import { CommandConfig } from './commands/config'
+import { ModesConfig } from './modes/config'
 import { ConsoleConfig } from './console/config'
 
 /**
@@ -11,7 +12,7 @@ import { ConsoleConfig } from './console/config'
  * each defined in its own folder's `config.ts` with its texts under
  * `_config.<section>` in the locale files.
  */
-export interface Config extends BuiltinConfig, PipelineConfig, PermissionConfig, VisibilityConfig, CommandConfig, ConsoleConfig {}
+export interface Config extends BuiltinConfig, PipelineConfig, PermissionConfig, VisibilityConfig, CommandConfig, ModesConfig, ConsoleConfig {}
 
 export const Config: Schema<Config> = Schema.intersect([
   BuiltinConfig,
@@ -19,5 +20,6 @@ export const Config: Schema<Config> = Schema.intersect([
   PermissionConfig,
   VisibilityConfig,
   CommandConfig,
+  ModesConfig,
   ConsoleConfig,
 ]) as Schema<Config>
