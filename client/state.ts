@@ -28,7 +28,8 @@ export const scopeForm = reactive<ScopeForm>({
   agent: '',
   include: '',
   exclude: '',
-  mode: 'native',
+  /** Empty until the table arrives, then the config's mode. */
+  mode: '',
 })
 
 export const selected = ref<string>()
@@ -55,7 +56,7 @@ export function scopeInput(locale: string): ConsoleScopeInput {
     agent: scopeForm.agent || undefined,
     include: patterns(scopeForm.include),
     exclude: patterns(scopeForm.exclude),
-    mode: scopeForm.mode,
+    mode: scopeForm.mode || undefined,
     locale,
   }
 }
@@ -106,6 +107,10 @@ export function useLiveReport() {
       if (current === sequence) reportError(t, error)
     }
   }
+
+  watch(table, (value) => {
+    if (value && !scopeForm.mode) scopeForm.mode = value.features.defaultMode
+  }, { immediate: true })
 
   watch([() => ({ ...scopeForm }), selected, table, locale], () => {
     clearTimeout(timer)

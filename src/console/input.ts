@@ -37,7 +37,8 @@ function patterns(value: unknown, field: string): string[] | undefined {
 /** A scope from the page's scope bar, checked field by field. */
 export interface ParsedScope {
   scope: ToolScope
-  mode: string
+  /** Undefined: the config's mode. */
+  mode?: string
   /** The page's locale first, then the app's fallbacks. */
   locale?: string
 }
@@ -78,7 +79,7 @@ export function parseScope(input: unknown): ParsedScope {
   for (const key of Object.keys(scope) as (keyof ToolScope)[]) {
     if (scope[key] === undefined) delete scope[key]
   }
-  return { scope, mode: text(raw.mode, 'mode') ?? 'native', locale }
+  return { scope, mode: text(raw.mode, 'mode'), locale }
 }
 
 /** A tool-name pattern for a policy: a non-empty string of at most 200 characters. */

@@ -36,7 +36,10 @@ export interface ToolRow {
   /** Time limit of one call in ms. */
   timeout: number
   background: boolean
+  /** Loaded on demand in search mode (`traits.deferred`, or a name matching the `deferred` patterns). */
   deferred: boolean
+  /** Part of a mode (`tool_search`), not a tool to choose: `tools` and `list` leave it out. */
+  modeTool: boolean
   /** The skill or MCP server that owns the tool, and whether it is enabled (visibility layer 5). */
   owner?: { kind: string; id: string; enabled: boolean }
   /** For an inactive entry: the active entry that shadows it. */
@@ -55,8 +58,10 @@ export interface ConsoleFeatures {
   rules: boolean
   /** Policies set from the page survive a restart. */
   persistentPolicies: boolean
-  /** Modes `declarations` accepts, e.g. `['native']` or `['native', 'search']`. */
+  /** Modes `declarations` accepts, e.g. `['auto', 'native', 'search']`. */
   modes: string[]
+  /** The config's mode, used when the page names none. */
+  defaultMode: string
 }
 
 /** The tool table pushed to the page (data service `chatluna-tools`). */
@@ -86,7 +91,7 @@ export interface ConsoleScopeInput {
   /** The agent's tool set (visibility layer 2), picomatch patterns. */
   include?: string[]
   exclude?: string[]
-  /** Declarations mode; default `native`. */
+  /** Declarations mode; default: the config's `mode`. */
   mode?: string
   /** The page's locale for texts rendered on the server. */
   locale?: string
@@ -123,7 +128,10 @@ export interface ScopeVerdict {
 
 /** Exactly what the model is shown in a scope and mode. */
 export interface DeclarationsView {
+  /** The mode asked for (`auto` included). */
   mode: string
+  /** The concrete mode used (`native` or `search` for `auto`). */
+  resolved: string
   dialect: string
   count: number
   /** UTF-8 bytes of the JSON the model receives. */

@@ -11,7 +11,7 @@ import {
 } from './types'
 
 /** Modes the page offers when the service accepts them (tool-system seed, "三种工具模式"). */
-export const candidateModes = ['native', 'search', 'code']
+export const candidateModes = ['auto', 'native', 'search', 'code']
 
 /** The declaration dialect the page shows (the byte size is that of this JSON). */
 export const consoleDialect = 'openai'
@@ -28,7 +28,7 @@ export class ConsoleViews {
 
   /** Every registered entry (shadowed ones too), in name order, active first. */
   rows(): ToolRow[] {
-    const { registry, owners, policies, config } = this.ctx.tools
+    const { registry, owners, policies, config, searchMode } = this.ctx.tools
     const rows: ToolRow[] = []
     for (const name of registry.names()) {
       const shadowed = new Map(registry.shadowed(name).map((info) => [info.entry, info]))
@@ -48,7 +48,8 @@ export class ConsoleViews {
           parallel: traits.parallel ?? effect === 'read',
           timeout: traits.timeout ?? config.timeout,
           background: !!traits.background,
-          deferred: !!traits.deferred,
+          deferred: searchMode.isDeferred(entry),
+          modeTool: searchMode.isModeTool(entry),
         }
         if (traits.risk) row.risk = traits.risk
         if (definition.owner) row.owner = { ...definition.owner, enabled: owners.isEnabled(definition.owner) }
@@ -80,6 +81,7 @@ export class ConsoleViews {
       rules: permissions.rules,
       persistentPolicies: permissions.persistentPolicies,
       modes: this.availableModes(),
+      defaultMode: this.ctx.tools.config.mode,
     }
   }
 
@@ -139,10 +141,16 @@ export class ConsoleViews {
     return verdict
   }
 
-  /** Exactly what the model gets in a scope and mode, with UTF-8 byte sizes. */
-  declarations(scope: ToolScope, mode: string, locales: string[]): DeclarationsView {
+  /**
+   * Exactly what the model gets in a scope and mode (default: the config's),
+   * with UTF-8 byte sizes. The scope has no conversation, so search mode
+   * shows what a conversation starts with: no tool loaded yet.
+   */
+  declarations(scope: ToolScope, requested: string | undefined, locales: string[]): DeclarationsView {
+    const mode = requested ?? this.ctx.tools.config.mode
     try {
       const list = this.ctx.tools.declarations(scope, { mode: mode as any, dialect: consoleDialect, locales })
+      const resolved = mode === 'auto' ? this.ctx.tools.modeFor(scope, mode) : mode
       const items = list.map((declaration) => ({
         name: declaration.function?.name ?? declaration.name,
         bytes: Buffer.byteLength(JSON.stringify(declaration)),
@@ -150,6 +158,7 @@ export class ConsoleViews {
       const json = JSON.stringify(list)
       return {
         mode,
+        resolved,
         dialect: consoleDialect,
         count: list.length,
         bytes: Buffer.byteLength(json),
@@ -157,12 +166,12 @@ export class ConsoleViews {
         json: JSON.stringify(list, null, 2),
       }
     } catch (error) {
-      return { mode, dialect: consoleDialect, count: 0, bytes: 0, items: [], json: '[]', error: String(error?.message ?? error) }
+      return { mode, resolved: mode, dialect: consoleDialect, count: 0, bytes: 0, items: [], json: '[]', error: String(error?.message ?? error) }
     }
   }
 
   /** Every active tool's verdict in a scope, and the declarations of the chosen mode. */
-  scopeReport(scope: ToolScope, mode: string, locale?: string): ScopeReport {
+  scopeReport(scope: ToolScope, mode: string | undefined, locale?: string): ScopeReport {
     const locales = this.locales(locale)
     const tools: Dict<ScopeVerdict> = {}
     for (const entry of this.ctx.tools.registry.active()) {

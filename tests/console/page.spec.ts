@@ -73,6 +73,12 @@ describe('console: the page in Chromium', function () {
     await tool(page, 'bash').waitFor()
   })
 
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed' && page) {
+      await page.screenshot({ path: join(output, `failed-${this.currentTest.title.slice(0, 40).replace(/\W+/g, '-')}.png`) }).catch(() => {})
+    }
+  })
+
   after(async () => {
     await context?.close()
     if (profile) rmSync(profile, { recursive: true, force: true })
@@ -87,7 +93,7 @@ describe('console: the page in Chromium', function () {
     expect(groups.map((text) => text.split(/\s/)[0].toLowerCase())).to.deep.equal(['built-in', 'plugins'])
     expect(await page.locator('a[href$="/chatluna-tools"]').count(), 'sidebar link').to.be.greaterThan(0)
     // Search by description, Chinese included.
-    await page.locator('.tool-list .search-input input').fill('天气')
+    await page.locator('.tool-list .search-input input').fill('城市天气')
     await expect(await page.locator('.tool-item').count()).to.equal(1)
     await page.locator('.tool-list .search-input input').fill('')
     await page.screenshot({ path: join(output, 'a-tool-list.png') })

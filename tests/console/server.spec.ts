@@ -94,6 +94,36 @@ describe('console: server side', function () {
       expect(narrowed.tools.read.removedBy).to.include({ layer: 'agent', code: 'agent-not-included' })
     })
 
+    it('search mode: the resident tools plus tool_search; auto names the mode it chose', async () => {
+      const fork = env.app.plugin({
+        name: 'mcp-like',
+        inject: ['tools'],
+        apply(ctx) {
+          ctx.tools.define({ name: 'mcp__demo__lookup', description: 'Look a word up.', traits: { effect: 'read' }, run: () => 'x' }, { source: 'mcp' })
+        },
+      })
+      try {
+        const table = await socket.until('chatluna-tools', (value) => value.tools.some((row) => row.name === 'mcp__demo__lookup'))
+        expect(table.features.modes).to.include.members(['auto', 'native', 'search'])
+        expect(table.features.defaultMode).to.equal('auto')
+        expect(table.tools.find((row) => row.name === 'mcp__demo__lookup')).to.include({ source: 'mcp', deferred: true, modeTool: false })
+        expect(table.tools.find((row) => row.name === 'tool_search')).to.include({ modeTool: true })
+
+        const search = await socket.send('chatluna-tools/scope', { kind: 'private', authority: 4, mode: 'search' })
+        expect(search.declarations).to.include({ mode: 'search', resolved: 'search' })
+        expect(search.declarations.items.map((item) => item.name)).to.deep.equal(['bash', 'get_weather', 'read', 'write_note', 'tool_search'])
+        const expected = env.app.tools.declarations({ private: true, authority: 4 }, { mode: 'search' })
+        expect(search.declarations.bytes).to.equal(Buffer.byteLength(JSON.stringify(expected)))
+        expect(JSON.parse(search.declarations.json).at(-1).function.description).to.include('mcp__demo__lookup: Look a word up.')
+
+        const auto = await socket.send('chatluna-tools/scope', { kind: 'private', authority: 4 })
+        expect(auto.declarations).to.include({ mode: 'auto', resolved: 'native' })
+        expect(auto.declarations.items.map((item) => item.name)).to.include('mcp__demo__lookup')
+      } finally {
+        fork.dispose()
+      }
+    })
+
     it('describes one tool: Schemastery JSON for k-form, JSON Schema, layers and sentences', async () => {
       const detail = await socket.send('chatluna-tools/tool', 'get_weather', { kind: 'private', locale: 'en-US' })
       // Schemastery's own serialisation, which the page turns back into a schema for k-form.
