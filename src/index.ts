@@ -6,6 +6,8 @@ import { applyCommands } from './commands'
 import { PathGuard } from './builtin/path-guard'
 import { createReadTool } from './builtin/read'
 import { locales } from './locales'
+import { applyMcpCommands } from './commands/mcp'
+import { applyMcpServer } from './mcp/server'
 
 export * from './types'
 export * from './service'
@@ -16,6 +18,10 @@ export type { PermissionGate, PermissionVerdict } from './permission/gate'
 export type { ToolExplanation } from './visibility/explain'
 export type { SceneRule } from './visibility/scene'
 export type { ToolPolicy } from './permission/policy'
+export type { McpServerStatus, McpServerState, McpTestReport } from './mcp/connection'
+export type { McpServerConfig, McpSelfConfig } from './mcp/config'
+export type { McpManager } from './mcp/manager'
+export type { McpSelfProvider } from './mcp/self'
 
 export const name = 'chatluna-tools'
 export const inject = {
@@ -41,5 +47,10 @@ export function apply(ctx: Context, config: Config) {
       ctx.tools.define(createReadTool(ctx, guard, () => config.read), { source: 'builtin' })
     }
     applyCommands(ctx, config)
+    applyMcpCommands(ctx)
   })
+
+  if (config.mcp.server.enabled) {
+    ctx.inject(['tools', 'server'], (ctx) => applyMcpServer(ctx, ctx.tools.mcp.self, config.mcp.server))
+  }
 }

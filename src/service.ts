@@ -15,6 +15,7 @@ import { Pipeline } from './pipeline/pipeline'
 import { formatForModel } from './pipeline/result'
 import { emitEvent, plainLifecycle } from './pipeline/hooks'
 import { DeclarationOptions, modeDeclarations, toDialect } from './modes'
+import { McpManager } from './mcp/manager'
 
 declare module 'koishi' {
   interface Context {
@@ -58,6 +59,8 @@ export class ToolService extends Service {
   gate: PermissionGate
   /** The most recent finished calls, oldest first. */
   readonly history: ToolCallLogEntry[] = []
+  /** MCP servers as tools, and these tools as an MCP provider (issue "MCP"). */
+  readonly mcp: McpManager
 
   private app: Context
 
@@ -93,6 +96,7 @@ export class ToolService extends Service {
         emitEvent(lifecycle, 'chatluna/tool-call', [entry, result])
       },
     })
+    this.mcp = new McpManager(ctx, this, () => this.config.mcp)
     const changed = () => this.app.emit('chatluna/tools-changed')
     ctx.effect(() => this.registry.subscribe(changed))
     ctx.effect(() => this.owners.subscribe(changed))
