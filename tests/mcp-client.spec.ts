@@ -214,3 +214,23 @@ describe('MCP client: server-everything over Streamable HTTP', function () {
     expect(echo.content).to.deep.equal([{ type: 'text', text: 'Echo: back' }])
   })
 })
+
+describe('MCP client: an old HTTP+SSE server', function () {
+  this.timeout(20000)
+
+  it('falls back to the HTTP+SSE transport when Streamable HTTP is refused with a 4xx', async () => {
+    const server = await startEverythingHttp(undefined, 'sse')
+    const test = await createApp({ mcp: { servers: [{ id: 'legacy', transport: 'http', url: server.url }] } })
+    try {
+      await test.app.tools.mcp.settled()
+      const [status] = test.app.tools.mcp.servers
+      expect(status.state, status.error).to.equal('connected')
+      expect(status.protocol).to.equal('sse')
+      const echo = await test.app.tools.call({ name: 'mcp__legacy__echo', args: { message: 'old' }, scope })
+      expect(echo.content).to.deep.equal([{ type: 'text', text: 'Echo: old' }])
+    } finally {
+      await test.dispose()
+      await server.stop()
+    }
+  })
+})

@@ -22,14 +22,14 @@ interface ServerApp {
   dispose(): Promise<void>
 }
 
-async function startServerApp(mcpServer: Dict, extra: Dict = {}): Promise<ServerApp> {
+async function startServerApp(mcpServer: Dict, extra: Dict = {}, port?: number): Promise<ServerApp> {
   const baseDir = await mkdtemp(join(tmpdir(), 'chatluna-tools-mcp-server-'))
-  const port = await freePort()
+  port ??= await freePort()
   const app = new App({ i18n: { locales: ['en-US', 'zh-CN'] } } as any)
   app.baseDir = baseDir
   app.plugin(mock)
   app.plugin(server, { host: '127.0.0.1', port })
-  app.plugin(tools, { ...extra, mcp: { server: { enabled: true, token, ...mcpServer } } })
+  app.plugin(tools, { ...extra, mcp: { ...extra.mcp, server: { enabled: true, token, ...mcpServer } } })
   await app.start()
   await waitFor(() => app.server?.port, 5000, 'the server to listen')
   return {
@@ -269,6 +269,38 @@ describe('MCP server (self): configuration', function () {
       const { tools: listed } = await client.listTools()
       expect(listed.map((tool) => tool.name)).to.deep.equal(['read'])
       await client.close()
+    } finally {
+      await test.dispose()
+    }
+  })
+})
+
+describe('MCP client and server together', function () {
+  this.timeout(20000)
+
+  it('a client sends its configured headers: with the token it connects to our own server, without it gets 401', async () => {
+    const port = await freePort()
+    const url = `http://127.0.0.1:${port}/chatluna-tools/mcp`
+    const test = await startServerApp({}, {
+      mcp: {
+        retryDelay: 100,
+        servers: [
+          { id: 'self', transport: 'http', url, headers: { Authorization: `Bearer ${token}` } },
+          { id: 'nokey', transport: 'http', url },
+        ],
+      },
+    }, port)
+    try {
+      test.app.tools.define({ name: 'clock', description: 'Tell the time.', traits: { effect: 'read' }, run: () => 'noon' })
+      await waitFor(() => test.app.tools.mcp.server('self').state === 'connected', 5000, 'the connection to our own server')
+      await waitFor(() => test.app.tools.get('mcp__self__clock'), 3000, 'the served clock tool')
+      const result = await test.app.tools.call({ name: 'mcp__self__clock', scope: { authority: 3 } })
+      expect(result.content).to.deep.equal([{ type: 'text', text: 'noon' }])
+      // The served set excludes mcp__*, so the tools do not loop back.
+      expect(test.app.tools.mcp.server('self').tools).to.not.include('mcp__self__mcp__self__clock')
+      const nokey = await waitFor(() => test.app.tools.mcp.server('nokey').error, 3000, 'the refused connection')
+      expect(test.app.tools.mcp.server('nokey').state).to.be.oneOf(['retrying', 'connecting'])
+      expect(nokey).to.match(/^connecting to the MCP server "nokey" failed: Streamable HTTP error: Error POSTing to endpoint: .*Unauthorized/)
     } finally {
       await test.dispose()
     }

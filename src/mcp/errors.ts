@@ -6,7 +6,10 @@ import { McpServerState } from './status'
 /** The message of any error the SDK or a transport throws. */
 export function errorMessage(error: any): string {
   if (error instanceof McpError) return error.message
-  return error?.message ?? String(error)
+  const text = error?.message ?? String(error)
+  // Node's fetch hides the reason (ECONNREFUSED, ENOTFOUND, …) in `cause`.
+  const cause = error?.cause?.code ?? error?.cause?.message
+  return cause && !text.includes(cause) ? `${text} (${cause})` : text
 }
 
 /**

@@ -47,20 +47,24 @@ export function freePort(): Promise<number> {
   })
 }
 
-/** `server-everything` in Streamable HTTP mode on 127.0.0.1; `url` is its MCP endpoint. */
-export async function startEverythingHttp(port?: number): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+/**
+ * `server-everything` over HTTP on a free port (or `port`): `streamableHttp`
+ * mode (endpoint `/mcp`) or the old `sse` mode (endpoint `/sse`); `url` is
+ * the endpoint on 127.0.0.1.
+ */
+export async function startEverythingHttp(port?: number, mode: 'streamableHttp' | 'sse' = 'streamableHttp'): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   port ??= await freePort()
-  const child = spawn(process.execPath, [everythingBin, 'streamableHttp'], {
+  const child = spawn(process.execPath, [everythingBin, mode], {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
   child.stdout.on('data', (chunk) => output += chunk)
   child.stderr.on('data', (chunk) => output += chunk)
-  await waitFor(() => output.includes('listening on port') || child.exitCode !== null, 10000, 'server-everything to listen')
+  await waitFor(() => /(listening on|running on) port/.test(output) || child.exitCode !== null, 10000, 'server-everything to listen')
   if (child.exitCode !== null) throw new Error(`server-everything exited: ${output}`)
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${port}${mode === 'sse' ? '/sse' : '/mcp'}`,
     child,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return
