@@ -306,3 +306,38 @@ describe('MCP client and server together', function () {
     }
   })
 })
+
+describe('MCP client and server: a session the server forgets', function () {
+  this.timeout(20000)
+  const realFetch = globalThis.fetch
+  afterEach(() => globalThis.fetch = realFetch)
+
+  it('the client starts a new session and calls work again', async () => {
+    const port = await freePort()
+    const url = `http://127.0.0.1:${port}/chatluna-tools/mcp`
+    const sessions: string[] = []
+    globalThis.fetch = async (input: any, init?: any) => {
+      const response = await realFetch(input, init)
+      const id = response.headers.get('mcp-session-id')
+      if (id && !sessions.includes(id)) sessions.push(id)
+      return response
+    }
+    const test = await startServerApp({}, { mcp: { retryDelay: 100, servers: [{ id: 'self', transport: 'http', url, headers: { Authorization: `Bearer ${token}` } }] } }, port)
+    try {
+      test.app.tools.define({ name: 'clock', description: 'Tell the time.', traits: { effect: 'read' }, run: () => 'noon' })
+      await waitFor(() => test.app.tools.get('mcp__self__clock'), 5000, 'the served clock tool')
+      expect(sessions).to.have.length(1)
+      const deleted = await realFetch(url, { method: 'DELETE', headers: { authorization: `Bearer ${token}`, 'mcp-session-id': sessions[0] } })
+      expect(deleted.status).to.equal(200)
+      const result = await waitFor(async () => {
+        const result = await test.app.tools.call({ name: 'mcp__self__clock', scope: { authority: 3 } })
+        if (!result.ok) expect(result.error.code).to.be.oneOf(['mcp-connection-lost', 'mcp-unavailable'])
+        return result.ok && result
+      }, 5000, 'a call on a new session')
+      expect(result.content).to.deep.equal([{ type: 'text', text: 'noon' }])
+      expect(sessions).to.have.length(2)
+    } finally {
+      await test.dispose()
+    }
+  })
+})

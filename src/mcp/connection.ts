@@ -7,7 +7,7 @@ import { openClient, StderrTail, WireProtocol } from './transport'
 import { planTools, SkippedTool, toDefinition, toolSignature } from './tools'
 import { fromMcpResult } from './content'
 import { ConnectionHost, McpServerState, McpServerStatus, McpTestReport } from './status'
-import { callError, errorMessage, startErrorText, unavailableError } from './errors'
+import { callError, errorMessage, isSessionGone, startErrorText, unavailableError } from './errors'
 import { listAllTools } from './listing'
 import { probeServer } from './probe'
 
@@ -334,6 +334,10 @@ export class McpConnection {
         },
       )
     } catch (error) {
+      // A Streamable HTTP server that forgot the session answers 404: start a new one.
+      if (isSessionGone(error) && client === this.client && this.state === 'connected') {
+        this.lost(this.generation, `the MCP server "${this.id}" ended the session`)
+      }
       throw callError(this.config, this.state, error, this.dropReason)
     }
     return fromMcpResult(result, (name, data, mimeType) => this.host.saveBlob(call.id, name, data, mimeType))

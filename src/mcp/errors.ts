@@ -1,4 +1,5 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ToolRunError } from '../pipeline/errors'
 import { McpServerConfig } from './config'
 import { McpServerState } from './status'
@@ -29,6 +30,11 @@ export function startErrorText(config: McpServerConfig, error: any, tail?: strin
   return tail ? `${text} (last output: ${tail})` : text
 }
 
+/** Whether a Streamable HTTP request failed with 404: the server no longer knows the session (MCP: start a new one). */
+export function isSessionGone(error: unknown) {
+  return error instanceof StreamableHTTPError && error.code === 404
+}
+
 const reconnectHint = 'The server is reconnected automatically; call the tool again in a moment.'
 
 /** `mcp-unavailable`: a call while the server is not connected, with its state and last error. */
@@ -45,7 +51,7 @@ export function unavailableError(id: string, state: McpServerState, lastError?: 
  * an unknown tool or invalid parameters) or any other failure.
  */
 export function callError(config: McpServerConfig, state: McpServerState, error: any, dropReason?: string) {
-  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed || isSessionGone(error)) {
     const ended = state === 'disabled' || state === 'closed'
     return new ToolRunError('mcp-connection-lost', `The call was cut off: ${dropReason ?? `the connection to MCP server "${config.id}" closed`}.`, {
       hint: ended ? undefined : reconnectHint,
