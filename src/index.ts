@@ -6,6 +6,7 @@ import { applyCommands } from './commands'
 import { PathGuard } from './builtin/path-guard'
 import { createReadTool } from './builtin/read'
 import { locales } from './locales'
+import { applyAgent } from './agent'
 
 export * from './types'
 export * from './service'
@@ -16,10 +17,12 @@ export type { PermissionGate, PermissionVerdict } from './permission/gate'
 export type { ToolExplanation } from './visibility/explain'
 export type { SceneRule } from './visibility/scene'
 export type { ToolPolicy } from './permission/policy'
+export { AgentRunner, ChatProvider, ProviderError } from './agent'
+export type { AgentOptions, SubAgentConfig } from './agent'
 
 export const name = 'chatluna-tools'
 export const inject = {
-  optional: ['database', 'console'],
+  optional: ['database', 'console', 'http'],
 }
 
 export const usage = `
@@ -42,4 +45,5 @@ export function apply(ctx: Context, config: Config) {
     }
     applyCommands(ctx, config)
   })
+  applyAgent(ctx, config.agent)
 }

@@ -15,6 +15,7 @@ import { Pipeline } from './pipeline/pipeline'
 import { formatForModel } from './pipeline/result'
 import { emitEvent, plainLifecycle } from './pipeline/hooks'
 import { DeclarationOptions, modeDeclarations, toDialect } from './modes'
+import type { AgentRunner } from './agent/runner'
 
 declare module 'koishi' {
   interface Context {
@@ -56,6 +57,8 @@ export class ToolService extends Service {
   readonly pipeline: Pipeline
   /** The permission stage; the permission service replaces it. */
   gate: PermissionGate
+  /** The agent runner while `agent.enabled` (issue "Agent runner"); undefined otherwise. */
+  agent?: AgentRunner
   /** The most recent finished calls, oldest first. */
   readonly history: ToolCallLogEntry[] = []
 
