@@ -54,7 +54,8 @@ describe('agent: guards and reported failures', function () {
       args: Schema.object({ query: Schema.string().required(), limit: Schema.natural().default(5), lang: Schema.union(['en', 'zh']) }),
       run: (args) => `results for ${JSON.stringify(args)}`,
     })
-    await test.app.mock.initUser('admin', 3)
+    // Authority 5: allowed to write under the default gate and under the permission service's default modes.
+    await test.app.mock.initUser('admin', 5)
   })
   after(async () => {
     await test.dispose()
@@ -195,7 +196,7 @@ describe('agent: guards and reported failures', function () {
       server.enqueue(calls({ name: 'save', arguments: '{"text":"hi"}' }), answer('I am not allowed to save notes.'))
       expect(await ask('save hi')).to.deep.equal(['I am not allowed to save notes.'])
       expect(runs).to.deep.equal([])
-      expect(lastTool(1).content).to.match(/^This call was denied and did not run\. Do not try to get around the refusal; tell the user it was not allowed\.\nError \[insufficient-authority\]: The call was not allowed: /)
+      expect(lastTool(1).content).to.match(/^This call was denied and did not run\. Do not try to get around the refusal; tell the user it was not allowed\.\nError \[[a-z-]+\]: The call was not allowed: /)
     })
 
     it('tells the model plainly when a call timed out', async () => {

@@ -43,7 +43,8 @@ describe('agent: sub-agent tools', () => {
       },
     })
     await test.app.mock.initUser('member', 1)
-    await test.app.mock.initUser('admin', 3)
+    // Authority 5: allowed to write under the default gate and under the permission service's default modes.
+    await test.app.mock.initUser('admin', 5)
   })
   after(async () => {
     await test.dispose()
@@ -95,7 +96,7 @@ describe('agent: sub-agent tools', () => {
     }
     expect(saved).to.deep.equal(['hello'])
     const denied = server.requests[2].body.messages.at(-1)
-    expect(denied.content).to.match(/^This call was denied and did not run\..*\nError \[insufficient-authority\]/s)
+    expect(denied.content).to.match(/^This call was denied and did not run\..*\nError \[[a-z-]+\]: The call was not allowed/s)
     expect(server.requests[6].body.messages.at(-1)).to.deep.equal({ role: 'tool', tool_call_id: 'call_save', content: 'saved' })
   })
 
