@@ -111,6 +111,27 @@ for (const locale of ['en-US', 'zh-CN'] as const) {
       test.app.tools.agent.history.clear('mock::group')
     })
 
+    it('says when the step limit ended the turn, when the model gave no answer, and when it had to be stopped', async () => {
+      const options = test.app.tools.agent.config()
+      options.maxSteps = 2
+      try {
+        server.enqueue(calls({ name: 'lookup', arguments: '{"key":"1"}' }), calls({ name: 'lookup', arguments: '{"key":"2"}' }))
+        expect(await test.app.mock.client('steps').receive('agent loop')).to.deep.equal([en ? 'Running: lookup 1' : '正在调用：lookup 1', en
+          ? 'I stopped after 2 model requests without a final answer (the step limit, agent.maxSteps). Try a narrower question.'
+          : '已进行 2 次模型请求仍未得到最终回答（达到步数上限 agent.maxSteps），已停止。请换一个更具体的问题。'])
+      } finally {
+        options.maxSteps = 16
+      }
+      server.enqueue(answer(''))
+      expect(await test.app.mock.client('empty').receive('agent hi')).to.deep.equal([en ? 'The model finished without an answer.' : '模型结束了本轮，但没有给出回答。'])
+      const same = { name: 'lookup', arguments: '{"key":"same"}' }
+      server.enqueue(calls(same), calls(same), calls(same), calls(same), calls(same))
+      const replies = await test.app.mock.client('stubborn', 'group').receive('agent same again')
+      expect(replies).to.deep.equal([en ? 'The model kept calling tools after being asked to answer, so I stopped.' : '模型在被要求直接回答后仍在调用工具，已停止。'])
+      expect(server.requests.at(-1).body.tool_choice).to.equal('none')
+      test.app.tools.agent.history.clear('mock::group')
+    })
+
     it('asks for text when the command has none', async () => {
       expect(await test.app.mock.client('frank').receive('agent')).to.deep.equal([en
         ? 'Please write your message after the command, e.g. "agent what is in notes.txt?".'
