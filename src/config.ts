@@ -4,6 +4,7 @@ import { PipelineConfig } from './pipeline/config'
 import { PermissionConfig } from './permission/config'
 import { VisibilityConfig } from './visibility/config'
 import { CommandConfig } from './commands/config'
+import { ModesConfig } from './modes/config'
 import { AgentConfig } from './agent/config'
 
 /**
@@ -11,7 +12,7 @@ import { AgentConfig } from './agent/config'
  * each defined in its own folder's `config.ts` with its texts under
  * `_config.<section>` in the locale files.
  */
-export interface Config extends BuiltinConfig, PipelineConfig, PermissionConfig, VisibilityConfig, CommandConfig, AgentConfig {}
+export interface Config extends BuiltinConfig, PipelineConfig, PermissionConfig, VisibilityConfig, CommandConfig, ModesConfig, AgentConfig {}
 
 export const Config: Schema<Config> = Schema.intersect([
   BuiltinConfig,
@@ -19,5 +20,6 @@ export const Config: Schema<Config> = Schema.intersect([
   PermissionConfig,
   VisibilityConfig,
   CommandConfig,
+  ModesConfig,
   AgentConfig,
 ]) as Schema<Config>

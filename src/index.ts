@@ -5,6 +5,7 @@ import { ToolService } from './service'
 import { applyCommands } from './commands'
 import { PathGuard } from './builtin/path-guard'
 import { createReadTool } from './builtin/read'
+import { createToolSearchTool } from './modes/tool-search'
 import { locales } from './locales'
 import { applyAgent } from './agent'
 
@@ -17,6 +18,8 @@ export type { PermissionGate, PermissionVerdict } from './permission/gate'
 export type { ToolExplanation } from './visibility/explain'
 export type { SceneRule } from './visibility/scene'
 export type { ToolPolicy } from './permission/policy'
+export type { ToolMode, DeclarationOptions, ToolDeclaration } from './modes'
+export { conversationKey } from './modes/loaded'
 export { AgentRunner, ChatProvider, ProviderError } from './agent'
 export type { AgentOptions, SubAgentConfig } from './agent'
 
@@ -43,6 +46,12 @@ export function apply(ctx: Context, config: Config) {
     if (config.read.enabled) {
       ctx.tools.define(createReadTool(ctx, guard, () => config.read), { source: 'builtin' })
     }
+    const tools = ctx.tools
+    tools.define(createToolSearchTool({
+      search: tools.searchMode,
+      config: () => config,
+      locales: (scope) => tools.scopeLocales(scope),
+    }), { source: 'builtin' })
     applyCommands(ctx, config)
   })
   applyAgent(ctx, config.agent)
