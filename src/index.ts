@@ -5,7 +5,9 @@ import { ToolService } from './service'
 import { applyCommands } from './commands'
 import { PathGuard } from './builtin/path-guard'
 import { createReadTool } from './builtin/read'
+import { createToolSearchTool } from './modes/tool-search'
 import { locales } from './locales'
+import { applyAgent } from './agent'
 import { applyMcpCommands } from './commands/mcp'
 import { applyMcpServer } from './mcp/server'
 
@@ -18,6 +20,10 @@ export type { PermissionGate, PermissionVerdict } from './permission/gate'
 export type { ToolExplanation } from './visibility/explain'
 export type { SceneRule } from './visibility/scene'
 export type { ToolPolicy } from './permission/policy'
+export type { ToolMode, DeclarationOptions, ToolDeclaration } from './modes'
+export { conversationKey } from './modes/loaded'
+export { AgentRunner, ChatProvider, ProviderError } from './agent'
+export type { AgentOptions, SubAgentConfig } from './agent'
 export type { McpServerStatus, McpServerState, McpTestReport } from './mcp/connection'
 export type { McpServerConfig, McpSelfConfig } from './mcp/config'
 export type { McpManager } from './mcp/manager'
@@ -25,7 +31,7 @@ export type { McpSelfProvider } from './mcp/self'
 
 export const name = 'chatluna-tools'
 export const inject = {
-  optional: ['database', 'console'],
+  optional: ['database', 'console', 'http'],
 }
 
 export const usage = `
@@ -46,9 +52,16 @@ export function apply(ctx: Context, config: Config) {
     if (config.read.enabled) {
       ctx.tools.define(createReadTool(ctx, guard, () => config.read), { source: 'builtin' })
     }
+    const tools = ctx.tools
+    tools.define(createToolSearchTool({
+      search: tools.searchMode,
+      config: () => config,
+      locales: (scope) => tools.scopeLocales(scope),
+    }), { source: 'builtin' })
     applyCommands(ctx, config)
     applyMcpCommands(ctx)
   })
+  applyAgent(ctx, config.agent)
 
   if (config.mcp.server.enabled) {
     ctx.inject(['tools', 'server'], (ctx) => applyMcpServer(ctx, ctx.tools.mcp.self, config.mcp.server))

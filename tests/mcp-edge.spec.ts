@@ -239,7 +239,7 @@ describe('MCP client: edge cases (fixture server)', function () {
     // Not awaited: closing waits for the busy process to exit (up to 2 s).
     app.tools.mcp.disable('fixture')
     const result = await call
-    expect(result.error).to.deep.include({ code: 'mcp-connection-lost', message: 'The call was cut off: the MCP server "fixture" was disabled.', hint: undefined })
+    expect(result.error).to.deep.equal({ code: 'mcp-connection-lost', message: 'The call was cut off: the MCP server "fixture" was disabled.' })
     expect(app.tools.mcp.servers[0].state).to.equal('disabled')
   })
 

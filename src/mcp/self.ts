@@ -65,10 +65,10 @@ export class McpSelfProvider {
 
   /** The tools visible in the scope as MCP tools (`tools/list`), in name order. */
   list(scope: ToolScope = this.scope()): Tool[] {
-    const { registry, visibility } = this.service
     const locales = this.service.locales().slice()
     if (scope.locale) locales.unshift(scope.locale)
-    return registry.active().filter((entry) => visibility.isVisible(entry, scope)).map((entry) => {
+    // `list` leaves out mode tools (tool_search): an MCP client chooses tools itself.
+    return (this.service.list(scope) as RegisteredTool[]).map((entry) => {
       const declaration = declareTool(entry, scope, locales)
       const parameters = declaration.parameters
       const annotations = annotationsOf(entry)
