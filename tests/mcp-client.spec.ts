@@ -104,6 +104,19 @@ describe('MCP client: server-everything over stdio', function () {
     expect(echo.ok).to.equal(true)
   })
 
+  it('in search mode its tools are deferred: tool_search finds and loads them, then they can be called', async () => {
+    const chat = { platform: 'mock', channelId: 'room', userId: 'u', authority: 3 }
+    const first = test.app.tools.declarations(chat, { mode: 'search' }).map((item) => item.function.name)
+    expect(first).to.include('tool_search').and.not.include('mcp__everything__echo')
+    const found = await test.app.tools.call({ name: 'tool_search', args: { query: 'echo back the input string', limit: 1 }, scope: chat, shown: first })
+    expect(found.ok, test.app.tools.format(found)).to.equal(true)
+    expect(test.app.tools.format(found)).to.include('mcp__everything__echo')
+    const next = test.app.tools.declarations(chat, { mode: 'search' }).map((item) => item.function.name)
+    expect(next).to.include('mcp__everything__echo')
+    const echo = await test.app.tools.call({ name: 'mcp__everything__echo', args: { message: 'found' }, scope: chat, shown: first })
+    expect(echo.content).to.deep.equal([{ type: 'text', text: 'Echo: found' }])
+  })
+
   it('an abort from the caller ends the call as aborted', async () => {
     const controller = new AbortController()
     setTimeout(() => controller.abort(), 100)
