@@ -17,6 +17,7 @@ import { emitEvent, plainLifecycle } from './pipeline/hooks'
 import { DeclarationOptions, modeDeclarations, resolveMode, toDialect, ToolMode } from './modes'
 import { SearchMode } from './modes/search'
 import type { AgentRunner } from './agent/runner'
+import { McpManager } from './mcp/manager'
 
 declare module 'koishi' {
   interface Context {
@@ -64,6 +65,8 @@ export class ToolService extends Service {
   readonly history: ToolCallLogEntry[] = []
   /** Search mode: deferred tools, the ranker, tools loaded per conversation (DESIGN.md "Modes"). */
   readonly searchMode: SearchMode
+  /** MCP servers as tools, and these tools as an MCP provider (issue "MCP"). */
+  readonly mcp: McpManager
 
   private app: Context
 
@@ -103,6 +106,7 @@ export class ToolService extends Service {
         emitEvent(lifecycle, 'chatluna/tool-call', [entry, result])
       },
     })
+    this.mcp = new McpManager(ctx, this, () => this.config.mcp)
     const changed = () => this.app.emit('chatluna/tools-changed')
     ctx.effect(() => this.registry.subscribe(changed))
     ctx.effect(() => this.owners.subscribe(changed))
