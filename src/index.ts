@@ -31,7 +31,7 @@ export type { McpSelfProvider } from './mcp/self'
 
 export const name = 'chatluna-tools'
 export const inject = {
-  optional: ['database', 'console', 'http'],
+  optional: ['database', 'console', 'http', 'server'],
 }
 
 export const usage = `
