@@ -5,6 +5,8 @@ import { PermissionConfig } from './permission/config'
 import { VisibilityConfig } from './visibility/config'
 import { CommandConfig } from './commands/config'
 import { ModesConfig } from './modes/config'
+import { AgentConfig } from './agent/config'
+import { McpConfig } from './mcp/config'
 import { ConsoleConfig } from './console/config'
 
 /**
@@ -12,7 +14,7 @@ import { ConsoleConfig } from './console/config'
  * each defined in its own folder's `config.ts` with its texts under
  * `_config.<section>` in the locale files.
  */
-export interface Config extends BuiltinConfig, PipelineConfig, PermissionConfig, VisibilityConfig, CommandConfig, ModesConfig, ConsoleConfig {}
+export interface Config extends BuiltinConfig, PipelineConfig, PermissionConfig, VisibilityConfig, CommandConfig, ModesConfig, AgentConfig, McpConfig, ConsoleConfig {}
 
 export const Config: Schema<Config> = Schema.intersect([
   BuiltinConfig,
@@ -21,5 +23,7 @@ export const Config: Schema<Config> = Schema.intersect([
   VisibilityConfig,
   CommandConfig,
   ModesConfig,
+  AgentConfig,
+  McpConfig,
   ConsoleConfig,
 ]) as Schema<Config>

@@ -7,6 +7,9 @@ import { PathGuard } from './builtin/path-guard'
 import { createReadTool } from './builtin/read'
 import { createToolSearchTool } from './modes/tool-search'
 import { locales } from './locales'
+import { applyAgent } from './agent'
+import { applyMcpCommands } from './commands/mcp'
+import { applyMcpServer } from './mcp/server'
 import { applyConsole } from './console'
 
 export * from './types'
@@ -20,10 +23,16 @@ export type { SceneRule } from './visibility/scene'
 export type { ToolPolicy } from './permission/policy'
 export type { ToolMode, DeclarationOptions, ToolDeclaration } from './modes'
 export { conversationKey } from './modes/loaded'
+export { AgentRunner, ChatProvider, ProviderError } from './agent'
+export type { AgentOptions, SubAgentConfig } from './agent'
+export type { McpServerStatus, McpServerState, McpTestReport } from './mcp/connection'
+export type { McpServerConfig, McpSelfConfig } from './mcp/config'
+export type { McpManager } from './mcp/manager'
+export type { McpSelfProvider } from './mcp/self'
 
 export const name = 'chatluna-tools'
 export const inject = {
-  optional: ['database', 'console'],
+  optional: ['database', 'console', 'http', 'server'],
 }
 
 export const usage = `
@@ -51,7 +60,13 @@ export function apply(ctx: Context, config: Config) {
       locales: (scope) => tools.scopeLocales(scope),
     }), { source: 'builtin' })
     applyCommands(ctx, config)
+    applyMcpCommands(ctx)
   })
+  applyAgent(ctx, config.agent)
+
+  if (config.mcp.server.enabled) {
+    ctx.inject(['tools', 'server'], (ctx) => applyMcpServer(ctx, ctx.tools.mcp.self, config.mcp.server))
+  }
 
   ctx.inject(['tools', 'console'], (ctx) => applyConsole(ctx, config))
 }

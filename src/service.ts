@@ -16,6 +16,8 @@ import { formatForModel } from './pipeline/result'
 import { emitEvent, plainLifecycle } from './pipeline/hooks'
 import { DeclarationOptions, modeDeclarations, resolveMode, toDialect, ToolMode } from './modes'
 import { SearchMode } from './modes/search'
+import type { AgentRunner } from './agent/runner'
+import { McpManager } from './mcp/manager'
 
 declare module 'koishi' {
   interface Context {
@@ -57,10 +59,14 @@ export class ToolService extends Service {
   readonly pipeline: Pipeline
   /** The permission stage; the permission service replaces it. */
   gate: PermissionGate
+  /** The agent runner while `agent.enabled` (issue "Agent runner"); undefined otherwise. */
+  agent?: AgentRunner
   /** The most recent finished calls, oldest first. */
   readonly history: ToolCallLogEntry[] = []
   /** Search mode: deferred tools, the ranker, tools loaded per conversation (DESIGN.md "Modes"). */
   readonly searchMode: SearchMode
+  /** MCP servers as tools, and these tools as an MCP provider (issue "MCP"). */
+  readonly mcp: McpManager
 
   private app: Context
 
@@ -100,6 +106,7 @@ export class ToolService extends Service {
         emitEvent(lifecycle, 'chatluna/tool-call', [entry, result])
       },
     })
+    this.mcp = new McpManager(ctx, this, () => this.config.mcp)
     const changed = () => this.app.emit('chatluna/tools-changed')
     ctx.effect(() => this.registry.subscribe(changed))
     ctx.effect(() => this.owners.subscribe(changed))
