@@ -1,4 +1,4 @@
-import { Context, Dict, Session, Time } from 'koishi'
+import { Awaitable, Context, Dict, h, Session, Time } from 'koishi'
 import { PermissionConfig } from '../permission/config'
 import { approveWords, ApprovalAnswer, denyWords } from '../permission/approvals'
 import { AuditEntry } from '../permission/audit'
@@ -8,6 +8,17 @@ import { ToolPolicy } from '../permission/policy'
 import { parseLevelRange, PermissionInputError, PermissionRule, RuleInput } from '../permission/rules'
 import { normalizeAuthority, subjectLabel } from '../permission/subject'
 import { say } from '../permission/texts'
+
+/** A command text as plain text (Koishi renders texts as message elements, `&lt;` for `<`). */
+const t = (session: Session, path: string, params: Dict = {}) => h.unescape(session.text(path, params))
+
+/** Wraps a command action that builds plain text, so that `<` or `&` in rules and targets reach the chat as typed. */
+function escaped<A extends any[]>(action: (...args: A) => Awaitable<string | undefined>) {
+  return async (...args: A) => {
+    const text = await action(...args)
+    return typeof text === 'string' ? h.escape(text) : text
+  }
+}
 
 /** The authority of a chat user; no user record (no database) counts as 0. */
 const sessionAuthority = (session: Session) => normalizeAuthority((session.user as any)?.authority)
@@ -34,7 +45,7 @@ export function ruleLine(ctx: Context, session: Session, rule: PermissionRule): 
     effect: rule.effect,
     action: rule.action + (rule.exact ? text('rule.exact') : ''),
     target: rule.target ? text('rule.target', { target: rule.target }) : '',
-    who: who.length ? who.join(', ') : text('rule.everyone'),
+    who: who.length ? who.join(text('separator')) : text('rule.everyone'),
     validity: text(`rule.validity.${rule.validity}`, { time: rule.expiresAt ? formatTime(rule.expiresAt) : '' }),
     final: rule.final ? text('rule.final') : '',
   })
@@ -82,13 +93,13 @@ export function applyPermissionCommands(ctx: Context, config: PermissionConfig) 
     const refused = denyAdmin(session)
     if (refused) return refused
     const rules = permissions().rules.list()
-    if (!rules.length) return session.text('commands.tools.rule.messages.empty')
-    return [session.text('commands.tools.rule.messages.header', { count: rules.length }), ...rules.map((rule) => ruleLine(ctx, session, rule))].join('\n')
+    if (!rules.length) return t(session, 'commands.tools.rule.messages.empty')
+    return [t(session, 'commands.tools.rule.messages.header', { count: rules.length }), ...rules.map((rule) => ruleLine(ctx, session, rule))].join('\n')
   }
-  ctx.command('tools.rule').userFields(['authority']).action(listRules)
-  ctx.command('tools.rule.list').userFields(['authority']).action(listRules)
+  ctx.command('tools.rule').userFields(['authority']).action(escaped(listRules))
+  ctx.command('tools.rule.list').userFields(['authority']).action(escaped(listRules))
 
-  ctx.command('tools.rule.add <effect:string> <action:string> [target:text]')
+  ctx.command('tools.rule.add <effect:string> <action:string> [target:string]')
     .userFields(['authority'])
     .option('user', '-u <id:string>')
     .option('platform', '-p <platform:string>')
@@ -101,10 +112,13 @@ export function applyPermissionCommands(ctx: Context, config: PermissionConfig) 
     .option('until', '-t <time:string>')
     .option('once', '-o')
     .option('final', '-f')
-    .action(async ({ session, options }, effect, action, target) => {
+    .action(escaped(async ({ session, options }, effect, action, target) => {
       const refused = denyAdmin(session)
       if (refused) return refused
-      if (!effect || !action) return session.text('.usage')
+      if (!effect || !action) return t(session, '.usage')
+      // Koishi hands arguments over in message-element form (`&lt;` for `<`).
+      action = h.unescape(action)
+      target = target && h.unescape(target)
       try {
         const input: RuleInput = {
           effect: effect.toLowerCase() as any,
@@ -132,62 +146,63 @@ export function applyPermissionCommands(ctx: Context, config: PermissionConfig) 
           if (!options.once) input.validity = 'until'
         }
         const rule = await permissions().rules.add(input)
-        return session.text('.added', { rule: ruleLine(ctx, session, rule) })
+        return t(session, '.added', { rule: ruleLine(ctx, session, rule) })
       } catch (error) {
         return inputError(ctx, session, error)
       }
-    })
+    }))
 
   ctx.command('tools.rule.remove <id:string>')
     .userFields(['authority'])
-    .action(async ({ session }, id) => {
+    .action(escaped(async ({ session }, id) => {
       const refused = denyAdmin(session)
       if (refused) return refused
-      if (!id) return session.text('.missing-id')
+      if (!id) return t(session, '.missing-id')
       id = id.trim().toLowerCase()
-      return session.text(await permissions().rules.remove(id) ? '.removed' : '.not-found', { id })
-    })
+      return t(session, await permissions().rules.remove(id) ? '.removed' : '.not-found', { id })
+    }))
 
   ctx.command('tools.policy [pattern:string] [policy:string]')
     .userFields(['authority'])
     .option('remove', '-r')
-    .action(async ({ session, options }, pattern, policy) => {
+    .action(escaped(async ({ session, options }, pattern, policy) => {
       const refused = denyAdmin(session)
       if (refused) return refused
       const store = permissions().policies
+      pattern = pattern && h.unescape(pattern)
       if (pattern && options.remove) {
-        return session.text(await store.remove(pattern) ? '.removed' : '.not-found', { pattern })
+        return t(session, await store.remove(pattern) ? '.removed' : '.not-found', { pattern })
       }
-      if (pattern && !policy) return session.text('.missing-policy')
+      if (pattern && !policy) return t(session, '.missing-policy')
       if (pattern) {
         try {
           await store.set(pattern, policy.toLowerCase() as ToolPolicy, subjectLabel(session))
         } catch (error) {
           return inputError(ctx, session, error)
         }
-        return session.text('.set', { pattern, policy: policy.toLowerCase() })
+        return t(session, '.set', { pattern, policy: policy.toLowerCase() })
       }
       const entries = store.list()
-      if (!entries.length) return session.text('.empty')
-      return [session.text('.header'), ...entries.map((entry) => `${entry.pattern} → ${entry.policy} (${entry.source})`)].join('\n')
-    })
+      if (!entries.length) return t(session, '.empty')
+      return [t(session, '.header'), ...entries.map((entry) => say(ctx, session, `policy.${entry.source}`, entry))].join('\n')
+    }))
 
   ctx.command('tools.mode [mode:string]')
     .userFields(['authority'])
     .option('reset', '-r')
-    .action(async ({ session, options }, mode) => {
+    .action(escaped(async ({ session, options }, mode) => {
       if (mode || options.reset) {
         const refused = denyAdmin(session)
         if (refused) return refused
-        if (!session.channelId) return session.text('.no-channel')
+        if (!session.channelId) return t(session, '.no-channel')
         if (options.reset) {
           await permissions().sceneModes.set(session.platform, session.channelId, undefined, subjectLabel(session))
-          return session.text('.reset')
+          return t(session, '.reset')
         }
         mode = mode.toLowerCase()
-        if (!isPermissionMode(mode)) return session.text('.invalid', { mode })
+        if (!isPermissionMode(mode)) return t(session, '.invalid', { mode })
         await permissions().sceneModes.set(session.platform, session.channelId, mode, subjectLabel(session))
-        return session.text('.set', { mode })
+        return t(session, '.set', { mode })
       }
       const who = subject(session)
       const explained = permissions().explainMode(who)
@@ -197,26 +212,26 @@ export function applyPermissionCommands(ctx: Context, config: PermissionConfig) 
         return say(ctx, session, `decision.${fallback.decision}`)
       }
       const lines = [
-        session.text('.current', { mode: effective, level: who.authority }),
-        session.text('.table', { read: cell('read'), write: cell('write'), exec: cell('exec') }),
-        session.text('.layers', {
-          layers: explained.layers.map((layer) => say(ctx, session, `mode-layer.${layer.source}`, { ...layer, level: who.authority })).join('; '),
+        t(session, '.current', { mode: effective, level: who.authority }),
+        t(session, '.table', { read: cell('read'), write: cell('write'), exec: cell('exec') }),
+        t(session, '.layers', {
+          layers: explained.layers.map((layer) => say(ctx, session, `mode-layer.${layer.source}`, { ...layer, level: who.authority })).join(say(ctx, session, 'separator')),
         }),
       ]
-      if (explained.downgraded) lines.push(session.text('.downgraded'))
+      if (explained.downgraded) lines.push(t(session, '.downgraded'))
       return lines.join('\n')
-    })
+    }))
 
   ctx.command('tools.pending')
     .userFields(['authority'])
-    .action(({ session }) => {
+    .action(escaped(({ session }) => {
       const who = subject(session)
       const all = who.private && who.authority >= config.approverAuthority
       const approvals = permissions().approvals.pending()
         .filter((approval) => all || (approval.place.platform === session.platform && approval.place.channelId === session.channelId))
-      if (!approvals.length) return session.text('.empty')
+      if (!approvals.length) return t(session, '.empty')
       const now = Date.now()
-      return [session.text('.header', { count: approvals.length }), ...approvals.map((approval) => say(ctx, session, 'approval.line', {
+      return [t(session, '.header', { count: approvals.length }), ...approvals.map((approval) => say(ctx, session, 'approval.line', {
         ...approval.params,
         id: approval.id,
         tool: approval.tool,
@@ -224,25 +239,25 @@ export function applyPermissionCommands(ctx: Context, config: PermissionConfig) 
         requester: approval.requesterName,
         seconds: Math.max(0, Math.round((approval.expiresAt - now) / 1000)),
       }))].join('\n')
-    })
+    }))
 
   const answer = (words: readonly ApprovalAnswer[], fallback: ApprovalAnswer) => async ({ session }: { session?: Session }, id: string, word?: string) => {
-    if (!id) return session.text('.missing-id')
+    if (!id) return t(session, '.missing-id')
     const given = (word?.trim().toLowerCase() || fallback) as ApprovalAnswer
-    if (!words.includes(given)) return session.text('.invalid-answer', { answer: word })
+    if (!words.includes(given)) return t(session, '.invalid-answer', { answer: word })
     const result = await permissions().approvals.answer(id, given, { ...subject(session), session })
     return result.message
   }
-  ctx.command('tools.approve <id:string> [answer:string]').userFields(['authority']).action((argv, id, word) => answer(approveWords, 'once')(argv, id, word))
-  ctx.command('tools.deny <id:string> [answer:string]').userFields(['authority']).action((argv, id, word) => answer(denyWords, 'reject')(argv, id, word))
+  ctx.command('tools.approve <id:string> [answer:string]').userFields(['authority']).action(escaped((argv, id, word) => answer(approveWords, 'once')(argv, id, word)))
+  ctx.command('tools.deny <id:string> [answer:string]').userFields(['authority']).action(escaped((argv, id, word) => answer(denyWords, 'reject')(argv, id, word)))
 
   ctx.command('tools.audit [count:natural]')
     .userFields(['authority'])
-    .action(async ({ session }, count) => {
+    .action(escaped(async ({ session }, count) => {
       const refused = denyAdmin(session)
       if (refused) return refused
       const entries = await permissions().audit(Math.min(Math.max(count || 10, 1), 100))
-      if (!entries.length) return session.text('.empty')
-      return [session.text('.header', { count: entries.length }), ...entries.map((entry) => auditLine(ctx, session, entry))].join('\n')
-    })
+      if (!entries.length) return t(session, '.empty')
+      return [t(session, '.header', { count: entries.length }), ...entries.map((entry) => auditLine(ctx, session, entry))].join('\n')
+    }))
 }

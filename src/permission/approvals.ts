@@ -1,4 +1,4 @@
-import { Context, Dict, Logger, Session } from 'koishi'
+import { Context, Dict, h, Logger, Session } from 'koishi'
 import { ToolAction, ToolCall, ToolRisk } from '../types'
 import { emitEvent, Lifecycle } from '../pipeline/hooks'
 import { targetText } from './action'
@@ -8,7 +8,7 @@ import { shortId } from './ids'
 import { RuleStore } from './rule-store'
 import { RuleInput } from './rules'
 import { PermissionSubject, sessionKey, subjectLabel } from './subject'
-import { approvalPrompt, answerMessage } from './texts'
+import { approvalPrompt, answerMessage, seconds } from './texts'
 
 const logger = new Logger('chatluna-tools')
 
@@ -159,8 +159,8 @@ export class ApprovalManager {
     }
     const text = approvalPrompt(ctx, session ?? ctx.i18n.fallback(call.scope.locale ? [call.scope.locale] : []), approval, timeout)
     try {
-      if (session) await session.send(text)
-      else await bot.sendMessage(channel.channelId, text, channel.guildId)
+      if (session) await session.send(h.escape(text))
+      else await bot.sendMessage(channel.channelId, h.escape(text), channel.guildId)
     } catch (error) {
       logger.warn('could not post approval %s: %s', id, error)
       return unavailable(`the approval request could not be posted (${error?.message ?? error})`)
@@ -173,8 +173,8 @@ export class ApprovalManager {
         decision: 'deny',
         status: 'timeout',
         code: 'approval-timeout',
-        reason: `nobody answered approval ${id} within ${Math.round(timeout / 1000)} s`,
-        params: { ...decision.params, id, seconds: Math.round(timeout / 1000) },
+        reason: `nobody answered approval ${id} within ${seconds(timeout)} s`,
+        params: { ...decision.params, id, seconds: seconds(timeout) },
       }), timeout)
       signal.addEventListener('abort', onAbort, { once: true })
       this.waiting.set(id, {

@@ -1,14 +1,23 @@
-import { Context, Dict, Session } from 'koishi'
+import { Context, Dict, h, Session } from 'koishi'
 import type { Approval } from './approvals'
+
+/** A duration in ms as seconds for people: whole seconds, or one decimal below 10 s (`0.2`). */
+export function seconds(ms: number) {
+  return ms >= 10000 ? Math.round(ms / 1000) : Math.round(ms / 100) / 10
+}
 
 /** Whom a text is for: a chat session (its languages), or a list of locales. */
 export type Audience = Session | string[]
 
-/** A `chatluna-tools.*` text for a session or for some locales. */
+/**
+ * A `chatluna-tools.*` text for a session or for some locales, as plain
+ * text: Koishi renders texts as message elements (`&lt;` for `<`), so the
+ * result is unescaped here, and must be escaped (`h.escape`) once when it is
+ * sent as a message.
+ */
 export function say(ctx: Context, audience: Audience, path: string, params: Dict = {}): string {
   const key = `chatluna-tools.${path}`
-  if (Array.isArray(audience)) return ctx.i18n.text(audience, [key], params)
-  return audience.text(key, params)
+  return h.unescape(Array.isArray(audience) ? ctx.i18n.text(audience, [key], params) : audience.text(key, params))
 }
 
 /**
@@ -35,7 +44,7 @@ export function approvalPrompt(ctx: Context, audience: Audience, approval: Appro
     tool: approval.tool,
     requester: approval.requesterName,
     level: approval.requester.authority,
-    seconds: Math.round(timeout / 1000),
+    seconds: seconds(timeout),
   }
   const lines = [
     say(ctx, audience, 'approval.prompt.title', params),
