@@ -1,5 +1,9 @@
 import { Context, Logger } from 'koishi'
+import { ToolAction } from '../types'
+import { targetText } from './action'
 import { AuditRow } from './database'
+import { PermissionVerdict } from './gate'
+import { PermissionSubject } from './subject'
 
 const logger = new Logger('chatluna-tools')
 
@@ -39,6 +43,53 @@ export interface AuditEntry {
   answer?: string
 }
 
+/**
+ * What the service hands to the trail for one decision; turned into an
+ * {@link AuditEntry} only when it is read or stored, so that recording
+ * costs one small object on the call's hot path.
+ */
+export interface AuditSource {
+  time: number
+  subject: PermissionSubject
+  tool: string
+  callId?: string
+  action: ToolAction
+  mode?: string
+  verdict: PermissionVerdict
+  approval?: { id: string; approver?: string; answer?: string }
+}
+
+/** The entry of a source. */
+export function auditEntry(source: AuditSource): AuditEntry {
+  const { subject, action, verdict, approval } = source
+  const entry: AuditEntry = {
+    time: source.time,
+    authority: subject.authority,
+    tool: source.tool,
+    action: action.name,
+    decision: verdict.decision,
+    status: verdict.decision === 'allow' ? 'allowed' : verdict.status ?? 'denied',
+    code: verdict.code,
+    reason: verdict.reason,
+  }
+  const optional = {
+    platform: subject.platform,
+    userId: subject.userId,
+    guildId: subject.guildId,
+    channelId: subject.channelId,
+    agent: subject.agent,
+    callId: source.callId,
+    target: targetText(action.target),
+    risk: action.risk,
+    mode: source.mode,
+    approval: approval?.id,
+    approver: approval?.approver,
+    answer: approval?.answer,
+  }
+  for (const key in optional) if (optional[key]) entry[key] = optional[key]
+  return entry
+}
+
 const stringKeys = ['platform', 'userId', 'guildId', 'channelId', 'agent', 'callId', 'target', 'risk', 'mode', 'approval', 'approver', 'answer'] as const
 
 function toRow(entry: AuditEntry): Omit<AuditRow, 'id'> {
@@ -64,22 +115,27 @@ export const memoryAuditLimit = 1000
  * delays a call; `list` waits for writes still under way.
  */
 export class AuditTrail {
-  private memory: AuditEntry[] = []
+  private memory: AuditSource[] = []
+  private next = 0
   private database?: Database
   private writing: Promise<void> = Promise.resolve()
   private written = 0
 
   constructor(private size: () => number) {}
 
-  record(entry: AuditEntry) {
-    this.memory.push(entry)
+  record(source: AuditSource) {
+    // A ring buffer: `next` is where the next entry goes once the buffer is full.
     const limit = Math.min(this.size(), memoryAuditLimit)
-    if (this.memory.length > limit) this.memory.splice(0, this.memory.length - limit)
+    if (this.memory.length < limit) {
+      this.memory.push(source)
+    } else {
+      this.memory[this.next % limit] = source
+      this.next = (this.next + 1) % limit
+    }
     const database = this.database
     if (!database) return
     this.writing = this.writing.then(async () => {
-      const row = await database.create('chatluna_tools_audit', toRow(entry))
-      entry.id = row.id
+      const row = await database.create('chatluna_tools_audit', toRow(auditEntry(source)))
       if (++this.written % 100 === 0 && row.id > this.size()) {
         await database.remove('chatluna_tools_audit', { id: { $lte: row.id - this.size() } })
       }
@@ -97,7 +153,8 @@ export class AuditTrail {
       const rows = await database.get('chatluna_tools_audit', {}, { sort: { id: 'desc' }, limit })
       return rows.map(fromRow)
     }
-    return this.memory.slice(-limit).reverse()
+    const ordered = this.memory.slice(this.next).concat(this.memory.slice(0, this.next))
+    return ordered.slice(-limit).reverse().map(auditEntry)
   }
 
   attach(database: Database) {

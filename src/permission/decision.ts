@@ -40,7 +40,7 @@ export interface PermissionDecision extends Omit<PartDecision, 'part'> {
 }
 
 /** Everything the decision reads besides the action and the subject. */
-export interface DecisionInputs extends Omit<MatchContext, 'subject'> {
+export interface DecisionInputs extends MatchContext {
   rules: readonly PermissionRule[]
   mode: PermissionMode
   /** The tool's policy, when one matches its name. */
@@ -72,9 +72,19 @@ export function pickRule(rules: PermissionRule[]): PermissionRule | undefined {
   return chosen
 }
 
-function describe(part: ToolAction) {
-  const target = targetText(part.target)
+function describe(part: ToolAction, target: string) {
   return target ? `"${part.name}" on "${target}"` : `"${part.name}"`
+}
+
+/** The ask/allow/deny rules that cover a part for a subject (none when there are no rules). */
+function matchingRules(part: ToolAction, subject: PermissionSubject, inputs: DecisionInputs): PermissionRule[] {
+  const { rules } = inputs
+  if (!rules.length) return rules as PermissionRule[]
+  const matching: PermissionRule[] = []
+  for (const rule of rules) {
+    if (ruleAppliesTo(rule, subject, inputs) && ruleMatchesAction(rule, part, inputs.workDir)) matching.push(rule)
+  }
+  return matching
 }
 
 /**
@@ -90,50 +100,52 @@ export function decidePart(part: ToolAction, subject: PermissionSubject, inputs:
   const target = targetText(part.target)
   const level = subject.authority
   const { mode } = inputs
-  const params: Dict = { action: part.name, target, effect, risk: part.risk ?? '', mode, level, tool: inputs.tool ?? '' }
-  const what = describe(part)
   const needsHuman = part.risk === 'critical' || part.verdict === 'ask'
-  const result = (decision: Decision, code: string, reason: string, rule?: PermissionRule, extra: Dict = {}): PartDecision =>
-    ({ decision, code, reason, params: { ...params, ...extra }, rule, part, needsHuman })
+  const result = (decision: Decision, code: string, reason: string, rule?: PermissionRule, extra?: Dict): PartDecision => {
+    const params: Dict = { action: part.name, target, effect, risk: part.risk ?? '', mode, level, tool: inputs.tool ?? '' }
+    if (extra) Object.assign(params, extra)
+    return { decision, code, reason, params, rule, part, needsHuman }
+  }
 
   if (part.verdict === 'deny') {
-    return result('deny', 'tool-deny', part.reason || `the tool refuses ${what}`, undefined, { reason: part.reason ?? '' })
+    return result('deny', 'tool-deny', part.reason || `the tool refuses ${describe(part, target)}`, undefined, { reason: part.reason ?? '' })
   }
   if (part.risk === 'critical' && level < criticalAuthority) {
-    return result('deny', 'critical-level', `${what} is critical and can only be requested with authority ${criticalAuthority} or higher; the caller has authority ${level}`, undefined, { needed: criticalAuthority })
+    return result('deny', 'critical-level', `${describe(part, target)} is critical and can only be requested with authority ${criticalAuthority} or higher; the caller has authority ${level}`, undefined, { needed: criticalAuthority })
   }
 
-  const context: MatchContext = { ...inputs, subject }
-  const matching = inputs.rules.filter((rule) => ruleAppliesTo(rule, context) && ruleMatchesAction(rule, part, inputs.workDir))
+  const matching = matchingRules(part, subject, inputs)
   const deny = matching.find((rule) => rule.effect === 'deny')
-  if (deny) return result('deny', 'rule-deny', `rule ${deny.id} denies ${what}`, deny, { rule: deny.id })
+  if (deny) return result('deny', 'rule-deny', `rule ${deny.id} denies ${describe(part, target)}`, deny, { rule: deny.id })
 
-  const fallback = modeDefault(mode, effect, effect === 'write' && insideWorkDir(target, inputs.workDir))
-  const candidates = matching.filter((rule) => {
-    if (needsHuman && !isGrant(rule)) return false
-    if (level === 0 && rule.effect === 'allow' && !isGrant(rule)) return false
-    return true
-  })
-  const chosen = pickRule(candidates)
-  if (chosen?.effect === 'allow') {
-    return isGrant(chosen)
-      ? result('allow', 'grant', `an approval of ${what} for this ${chosen.validity} allows it`, chosen, { validity: chosen.validity, rule: chosen.id })
-      : result('allow', 'rule-allow', `rule ${chosen.id} allows ${what}`, chosen, { rule: chosen.id })
-  }
-  if (chosen?.effect === 'ask' && !(level === 0 && fallback.decision === 'deny')) {
-    return result('ask', 'rule-ask', `rule ${chosen.id} requires a human approval of ${what}`, chosen, { rule: chosen.id })
+  const fallback = modeDefault(mode, effect, effect === 'write' && mode === 'files' && insideWorkDir(target, inputs.workDir))
+  if (matching.length) {
+    const candidates = matching.filter((rule) => {
+      if (needsHuman && !isGrant(rule)) return false
+      if (level === 0 && rule.effect === 'allow' && !isGrant(rule)) return false
+      return true
+    })
+    const chosen = pickRule(candidates)
+    if (chosen?.effect === 'allow') {
+      return isGrant(chosen)
+        ? result('allow', 'grant', `an approval of ${describe(part, target)} for this ${chosen.validity} allows it`, chosen, { validity: chosen.validity, rule: chosen.id })
+        : result('allow', 'rule-allow', `rule ${chosen.id} allows ${describe(part, target)}`, chosen, { rule: chosen.id })
+    }
+    if (chosen?.effect === 'ask' && !(level === 0 && fallback.decision === 'deny')) {
+      return result('ask', 'rule-ask', `rule ${chosen.id} requires a human approval of ${describe(part, target)}`, chosen, { rule: chosen.id })
+    }
   }
 
   if (fallback.decision === 'deny') {
     return fallback.code === 'files-outside'
       ? result('deny', 'files-outside', `the permission mode "files" only allows writing inside the workspace, and ${target ? `"${target}" is outside it` : 'this action names no file in it'}`)
-      : result('deny', 'mode-deny', `the permission mode "${mode}" (authority ${level}) does not allow ${effect} actions such as ${what}`)
+      : result('deny', 'mode-deny', `the permission mode "${mode}" (authority ${level}) does not allow ${effect} actions such as ${describe(part, target)}`)
   }
-  if (part.risk === 'critical') return result('ask', 'critical-ask', `${what} is critical and always needs a human approval`)
-  if (part.verdict === 'ask') return result('ask', 'tool-ask', part.reason || `the tool asks for a human approval of ${what}`, undefined, { reason: part.reason ?? '' })
-  if (fallback.decision === 'ask') return result('ask', 'mode-ask', `the permission mode "${mode}" asks a human before ${effect} actions such as ${what}`)
+  if (part.risk === 'critical') return result('ask', 'critical-ask', `${describe(part, target)} is critical and always needs a human approval`)
+  if (part.verdict === 'ask') return result('ask', 'tool-ask', part.reason || `the tool asks for a human approval of ${describe(part, target)}`, undefined, { reason: part.reason ?? '' })
+  if (fallback.decision === 'ask') return result('ask', 'mode-ask', `the permission mode "${mode}" asks a human before ${effect} actions such as ${describe(part, target)}`)
   if (part.risk === 'dangerous' && mode !== 'allow') {
-    return result('ask', 'dangerous-ask', `${what} is dangerous and needs a human approval in the permission mode "${mode}"`)
+    return result('ask', 'dangerous-ask', `${describe(part, target)} is dangerous and needs a human approval in the permission mode "${mode}"`)
   }
   if (inputs.policy?.policy === 'approval') {
     return result('ask', 'policy-approval', `the policy "${inputs.policy.pattern}" requires a human approval of tool "${inputs.tool}"`, undefined, { pattern: inputs.policy.pattern })
@@ -148,32 +160,40 @@ export function decidePart(part: ToolAction, subject: PermissionSubject, inputs:
  * asking part makes the whole ask.
  */
 export function decideAction(action: ToolAction, subject: PermissionSubject, inputs: DecisionInputs): PermissionDecision {
-  const common = { mode: inputs.mode, risk: action.risk }
-  const base: Dict = { action: action.name, target: targetText(action.target), mode: inputs.mode, level: subject.authority, tool: inputs.tool ?? '', effect: action.effect ?? 'exec', risk: action.risk ?? '' }
+  const whole = (code: string, reason: string, extra: Dict, rule?: PermissionRule): PermissionDecision => ({
+    decision: 'deny',
+    code,
+    reason,
+    params: { action: action.name, target: targetText(action.target), effect: action.effect ?? 'exec', risk: action.risk ?? '', mode: inputs.mode, level: subject.authority, tool: inputs.tool ?? '', ...extra },
+    rule,
+    needsHuman: false,
+    mode: inputs.mode,
+    risk: action.risk,
+    parts: [],
+  })
   if (inputs.policy?.policy === 'disabled') {
-    return {
-      ...common,
-      decision: 'deny',
-      code: 'policy-disabled',
-      reason: `the policy "${inputs.policy.pattern}" disables tool "${inputs.tool}"`,
-      params: { ...base, pattern: inputs.policy.pattern },
-      needsHuman: false,
-      parts: [],
-    }
+    return whole('policy-disabled', `the policy "${inputs.policy.pattern}" disables tool "${inputs.tool}"`, { pattern: inputs.policy.pattern })
   }
   const parts = actionParts(action)
-  if (action.parts?.length) {
-    const context: MatchContext = { ...inputs, subject }
-    const deny = inputs.rules.find((rule) => rule.effect === 'deny' && ruleAppliesTo(rule, context) && ruleMatchesAction(rule, action, inputs.workDir))
-    if (deny) {
-      return { ...common, decision: 'deny', code: 'rule-deny', reason: `rule ${deny.id} denies ${describe(action)}`, params: { ...base, rule: deny.id }, rule: deny, needsHuman: false, parts: [] }
-    }
+  if (parts.length > 1 || parts[0] !== action) {
+    const deny = matchingRules(action, subject, inputs).find((rule) => rule.effect === 'deny')
+    if (deny) return whole('rule-deny', `rule ${deny.id} denies ${describe(action, targetText(action.target))}`, { rule: deny.id }, deny)
   }
   const decisions = parts.map((part) => decidePart(part, subject, inputs))
-  const chosen = decisions.find((item) => item.decision === 'deny')
-    ?? decisions.find((item) => item.decision === 'ask')
-    ?? decisions.find((item) => item.rule)
-    ?? decisions[0]
-  const { part: _, ...rest } = chosen
-  return { ...rest, ...common, needsHuman: decisions.some((item) => item.needsHuman), parts: decisions }
+  const chosen = decisions.length === 1 ? decisions[0]
+    : decisions.find((item) => item.decision === 'deny')
+      ?? decisions.find((item) => item.decision === 'ask')
+      ?? decisions.find((item) => item.rule)
+      ?? decisions[0]
+  return {
+    decision: chosen.decision,
+    code: chosen.code,
+    reason: chosen.reason,
+    params: chosen.params,
+    rule: chosen.rule,
+    needsHuman: decisions.length === 1 ? chosen.needsHuman : decisions.some((item) => item.needsHuman),
+    mode: inputs.mode,
+    risk: action.risk,
+    parts: decisions,
+  }
 }

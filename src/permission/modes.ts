@@ -24,6 +24,13 @@ export function isPermissionMode(value: unknown): value is PermissionMode {
   return permissionModes.includes(value as PermissionMode)
 }
 
+const ranks: Record<PermissionMode, number> = { 'read-only': 0, files: 1, auto: 2, allow: 3 }
+
+/** The strictness rank of a mode: 0 (`read-only`) to 3 (`allow`); 3 for anything that is not a mode (no restriction). */
+export function modeRank(mode: PermissionMode | undefined): number {
+  return ranks[mode] ?? 3
+}
+
 /** The strictest of some modes (earliest in {@link permissionModes}); undefined for none. */
 export function strictestMode(modes: (PermissionMode | undefined)[]): PermissionMode | undefined {
   let best: number | undefined

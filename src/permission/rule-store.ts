@@ -178,6 +178,7 @@ export class RuleStore {
   }
 
   private prune() {
+    if (!this.rules.length) return
     const now = this.now()
     if (this.rules.every((rule) => isLive(rule, now))) return
     const expired = this.rules.filter((rule) => !isLive(rule, now))

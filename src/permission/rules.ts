@@ -5,7 +5,7 @@ import { ToolAction, ToolEffect } from '../types'
 import { matchName, specificity } from '../visibility/patterns'
 import { contains } from '../builtin/path-guard'
 import { targetText } from './action'
-import { PermissionSubject } from './subject'
+import { PermissionSubject, sessionKey } from './subject'
 
 /** What a rule says about the actions it matches (issue 3, item 5). */
 export type RuleEffect = 'allow' | 'ask' | 'deny'
@@ -77,14 +77,12 @@ export class PermissionInputError extends Error {
   }
 }
 
-/** What rule matching needs besides the rule and the part. */
+/** What rule matching needs besides the rule, the part and the subject. */
 export interface MatchContext {
-  subject: PermissionSubject
   /** Absolute workDir, for path targets. */
   workDir: string
   now: number
   turn?: string
-  session: string
 }
 
 /**
@@ -145,12 +143,11 @@ export function isLive(rule: PermissionRule, now: number) {
   return rule.expiresAt === undefined || rule.expiresAt > now
 }
 
-/** Whether a rule applies to this subject, turn and session at this time. */
-export function ruleAppliesTo(rule: PermissionRule, context: MatchContext): boolean {
-  const { subject } = context
+/** Whether a rule applies to this subject, turn and session ({@link sessionKey}) at this time. */
+export function ruleAppliesTo(rule: PermissionRule, subject: PermissionSubject, context: MatchContext): boolean {
   if (!isLive(rule, context.now)) return false
   if (rule.validity === 'turn' && (!context.turn || rule.turn !== context.turn)) return false
-  if (rule.validity === 'session' && rule.session !== context.session) return false
+  if (rule.validity === 'session' && rule.session !== sessionKey(subject)) return false
   if (rule.userId && rule.userId !== subject.userId) return false
   if (rule.platform && rule.platform !== subject.platform) return false
   if (rule.guildId && rule.guildId !== subject.guildId) return false

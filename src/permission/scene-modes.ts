@@ -18,7 +18,7 @@ export class SceneModeStore {
 
   /** The mode set for a channel, if any. */
   get(platform: string | undefined, channelId: string | undefined): PermissionMode | undefined {
-    if (!platform || !channelId) return
+    if (!platform || !channelId || !this.modes.size) return
     return this.modes.get(SceneModeStore.key(platform, channelId))
   }
 

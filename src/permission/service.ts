@@ -4,21 +4,27 @@ import { Config } from '../config'
 import { ToolAction, ToolCall, ToolScope } from '../types'
 import { Lifecycle } from '../pipeline/hooks'
 import { sceneMatches } from '../visibility/scene'
-import { targetText } from './action'
 import { ApprovalManager } from './approvals'
 import { AuditEntry, AuditTrail } from './audit'
 import { extendPermissionModels } from './database'
 import { decideAction, PermissionDecision } from './decision'
 import { PermissionGate, PermissionVerdict } from './gate'
-import { isPermissionMode, PermissionMode, strictestMode } from './modes'
+import { isPermissionMode, modeRank, PermissionMode, permissionModes, strictestMode } from './modes'
 import { PolicyTable } from './policy'
 import { PolicyStore } from './policy-store'
 import { RuleStore } from './rule-store'
 import { SceneModeStore } from './scene-modes'
-import { PermissionSubject, sessionKey, subjectOf } from './subject'
+import { PermissionSubject, subjectOf } from './subject'
 import type { Approval } from './approvals'
 
 const logger = new Logger('chatluna-tools')
+
+/** The configured mode of an authority level (issue 3 defaults: 0–2 read-only, 3–4 auto, 5 allow). */
+function levelMode(config: Config, authority: number): PermissionMode {
+  const level = Math.max(0, Math.min(5, authority)) as 0 | 1 | 2 | 3 | 4 | 5
+  const mode = config.levelModes?.[level]
+  return isPermissionMode(mode) ? mode : level >= 5 ? 'allow' : level >= 3 ? 'auto' : 'read-only'
+}
 
 /** Options of `decide`. */
 export interface DecideOptions {
@@ -117,9 +123,21 @@ export class PermissionService implements PermissionGate {
     return subjectOf(scope)
   }
 
-  /** The mode of a subject; see {@link explainMode}. */
+  /**
+   * The mode of a subject: the same answer as {@link explainMode} without
+   * listing the layers (it runs on every call).
+   */
   modeOf(subject: PermissionSubject): PermissionMode {
-    return this.explainMode(subject).mode
+    const config = this.config
+    let rank = modeRank(levelMode(config, subject.authority))
+    rank = Math.min(rank, modeRank(config.defaultMode))
+    if (subject.agent) rank = Math.min(rank, modeRank(config.agentModes?.[subject.agent]))
+    for (const rule of config.scenes ?? []) {
+      if (rule.mode && sceneMatches(rule, subject)) rank = Math.min(rank, modeRank(rule.mode))
+    }
+    rank = Math.min(rank, modeRank(this.sceneModes.get(subject.platform, subject.channelId)))
+    if (rank === 3 && subject.authority < 5) rank = 2
+    return permissionModes[rank]
   }
 
   /**
@@ -131,8 +149,7 @@ export class PermissionService implements PermissionGate {
   explainMode(subject: PermissionSubject): ModeExplanation {
     const config = this.config
     const layers: ModeLayer[] = []
-    const level = Math.max(0, Math.min(5, subject.authority)) as 0 | 1 | 2 | 3 | 4 | 5
-    layers.push({ source: 'level', mode: config.levelModes?.[level] ?? (level >= 5 ? 'allow' : level >= 3 ? 'auto' : 'read-only') })
+    layers.push({ source: 'level', mode: levelMode(config, subject.authority) })
     if (isPermissionMode(config.defaultMode)) layers.push({ source: 'plugin', mode: config.defaultMode })
     const agentMode = subject.agent ? config.agentModes?.[subject.agent] : undefined
     if (isPermissionMode(agentMode)) layers.push({ source: 'agent', mode: agentMode, name: subject.agent })
@@ -164,7 +181,6 @@ export class PermissionService implements PermissionGate {
       workDir: this.workDir,
       now: options.now ?? Date.now(),
       turn: options.turn,
-      session: sessionKey(subject),
     })
   }
 
@@ -188,9 +204,9 @@ export class PermissionService implements PermissionGate {
         return verdict
       })
     }
-    const verdict: PermissionVerdict = { decision: decision.decision, code: decision.code, reason: decision.reason, params: decision.params }
-    this.record(call, subject, decision, verdict)
-    return verdict
+    // The decision is a verdict already (allow or deny, code, reason, params).
+    this.record(call, subject, decision, decision as PermissionVerdict)
+    return decision as PermissionVerdict
   }
 
   /** The newest `limit` audit entries, newest first (issue 3, item 9). */
@@ -199,28 +215,15 @@ export class PermissionService implements PermissionGate {
   }
 
   private record(call: ToolCall, subject: PermissionSubject, decision: PermissionDecision, verdict: PermissionVerdict, approval?: Approval) {
-    const action = call.action ?? { name: `tool:${call.name}` }
     this.trail.record({
       time: Date.now(),
-      platform: subject.platform,
-      userId: subject.userId,
-      authority: subject.authority,
-      guildId: subject.guildId,
-      channelId: subject.channelId,
-      agent: subject.agent,
+      subject,
       tool: call.name,
       callId: call.id,
-      action: action.name,
-      target: targetText(action.target) || undefined,
-      risk: action.risk,
+      action: call.action ?? { name: `tool:${call.name}` },
       mode: decision.mode,
-      decision: verdict.decision,
-      status: verdict.decision === 'allow' ? 'allowed' : verdict.status ?? 'denied',
-      code: verdict.code,
-      reason: verdict.reason,
-      approval: approval?.id,
-      approver: approval?.approver,
-      answer: approval?.answer,
+      verdict,
+      approval,
     })
   }
 }
