@@ -343,6 +343,19 @@ describe('approvals without a chat session', () => {
     expect(result.error.message).to.equal('The call was not allowed: the permission mode "auto" asks a human before write actions such as "tool:save" on "x.txt", but there is no chat to ask in (no session and no approval channel).')
   })
 
+  it('ends waiting approvals as aborted when the plugin is disposed', async () => {
+    test.app.bots[0].sendMessage = async () => ['1']
+    const asked = nextApproval(test.app)
+    const result = test.app.tools.call({ name: 'save', args: { path: 'x.txt' }, scope: { authority: 3, approvalChannel: { platform: 'mock', channelId: 'ops' } } })
+    const approval = await asked
+    const tools = test.app.tools
+    test.app.registry.delete(require('../src'))
+    expect(await result).to.deep.include({ ok: false, status: 'aborted' })
+    expect(approval.status).to.equal('aborted')
+    expect(tools.permissions.approvals.pending()).to.deep.equal([])
+    expect(ran).to.deep.equal([])
+  })
+
   it('ends a waiting approval as aborted when the caller aborts', async () => {
     test.app.bots[0].sendMessage = async () => ['1']
     const controller = new AbortController()

@@ -102,8 +102,27 @@ describe('permission decision', () => {
       await test.dispose()
       test = await createApp({ levelModes: { 4: 'allow' }, scenes: [{ mode: 'allow' }] })
       expect(permissions().explainMode(subject(4))).to.include({ mode: 'auto', downgraded: true })
+      expect(permissions().modeOf(subject(4))).to.equal('auto')
       expect(permissions().modeOf(subject(1))).to.equal('read-only')
       expect(permissions().modeOf(subject(5))).to.equal('allow')
+    })
+
+    it('modeOf gives the same mode as explainMode for every level, agent, scene and channel mode', async () => {
+      await test.dispose()
+      test = await createApp({
+        levelModes: { 2: 'files', 4: 'allow' },
+        agentModes: { strict: 'read-only', loose: 'allow' },
+        scenes: [{ kind: 'group', mode: 'auto' }, { channelId: 'lab', mode: 'files' }],
+      })
+      await permissions().sceneModes.set('mock', 'locked', 'read-only')
+      for (const authority of [0, 1, 2, 3, 4, 5]) {
+        for (const agent of [undefined, 'strict', 'loose']) {
+          for (const [channelId, isPrivate] of [['group', false], ['lab', false], ['locked', false], ['private:x', true]] as const) {
+            const who = subject(authority, { agent, channelId, private: isPrivate })
+            expect(permissions().modeOf(who), JSON.stringify(who)).to.equal(permissions().explainMode(who).mode)
+          }
+        }
+      }
     })
 
     it('a per-level default can open files mode to level 1', async () => {
@@ -229,6 +248,14 @@ describe('permission decision', () => {
       expect((await test.app.tools.call({ name: 'save', args: { path: 'a' }, scope: { authority: 1 } })).ok).to.equal(true)
       expect((await test.app.tools.call({ name: 'save', args: { path: 'a' }, scope: { authority: 1 } })).error.code).to.equal('mode-deny')
       expect(rules().list()).to.deep.equal([])
+      // A once rule is not used up by a call that does not run (here: another part asks, and nobody can be asked).
+      const once = await rules().add({ effect: 'allow', action: 'exec:ls', validity: 'once' })
+      await rules().add({ effect: 'ask', action: 'exec:curl' })
+      const compound = await test.app.tools.call({ name: 'shell', args: { command: 'ls; curl x' }, scope: { authority: 5 } })
+      expect(compound.error.code).to.equal('approval-unavailable')
+      expect(rules().get(once.id)).to.not.equal(undefined)
+      expect((await test.app.tools.call({ name: 'shell', args: { command: 'ls' }, scope: { authority: 1 } })).ok).to.equal(true)
+      expect(rules().get(once.id)).to.equal(undefined)
     })
 
     it('refuses invalid rules with a code', async () => {

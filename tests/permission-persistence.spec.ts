@@ -51,15 +51,27 @@ describe('permission storage on sqlite', () => {
     expect((await replies)[1]).to.equal('saved notes.txt')
     const [stored] = await app.database.get('chatluna_tools_rule', {})
     expect(stored).to.deep.include({ effect: 'allow', action: 'tool:save', target: 'notes.txt', exact: true, userId: 'mod', platform: 'mock', validity: 'permanent', source: 'approval', createdBy: 'mock:admin' })
+    // A session grant for another action works until the restart, and is never stored.
+    const askedAgain = nextApproval(app)
+    const other = app.mock.client('mod', 'group').receive(callText('save', { path: 'todo.txt' }))
+    await app.mock.client('admin', 'group').receive(`tools.approve ${(await askedAgain).id} session`)
+    await other
+    expect(await app.mock.client('mod', 'group').receive(callText('save', { path: 'todo.txt' }))).to.deep.equal(['saved todo.txt'])
+    expect(await app.database.get('chatluna_tools_rule', {})).to.have.length(1)
     await stop()
 
     await start()
-    let asking = false
-    app.on('chatluna/approval-requested', () => asking = true)
+    let asking = 0
+    app.on('chatluna/approval-requested', () => asking++)
     expect(await app.mock.client('mod', 'group').receive(callText('save', { path: 'notes.txt' }))).to.deep.equal(['saved notes.txt'])
-    expect(asking).to.equal(false)
+    expect(asking).to.equal(0)
     expect(ran).to.deep.equal(['save notes.txt'])
     expect(app.tools.permissions.rules.list().map((rule) => rule.id)).to.deep.equal([stored.id])
+    const expired = nextApproval(app)
+    const afterRestart = app.mock.client('mod', 'group').receive(callText('save', { path: 'todo.txt' }))
+    await app.mock.client('admin', 'group').receive(`tools.deny ${(await expired).id}`)
+    expect((await afterRestart)[1]).to.match(/refused approval/)
+    expect(asking).to.equal(1)
   })
 
   it('keeps "never" rules, policies, channel modes and the audit trail; drops rules that expired meanwhile', async () => {

@@ -73,13 +73,13 @@ export class PermissionService implements PermissionGate {
 
   constructor(private ctx: Context, private config: Config, private table: PolicyTable, lifecycle: Lifecycle) {
     this.policies = new PolicyStore(table, () => this.config.policies)
-    this.trail = new AuditTrail(() => this.config.auditSize)
+    this.trail = new AuditTrail(() => this.config.auditSize ?? 10000)
     this.approvals = new ApprovalManager({
       ctx,
       lifecycle,
       rules: this.rules,
-      timeout: () => this.config.approvalTimeout,
-      approverAuthority: () => this.config.approverAuthority,
+      timeout: () => this.config.approvalTimeout ?? 120000,
+      approverAuthority: () => this.config.approverAuthority ?? 3,
     })
     ctx.effect(() => this.policies.install())
     ctx.effect(() => this.policies.subscribe(() => ctx.emit('chatluna/tools-changed')))
@@ -195,15 +195,14 @@ export class PermissionService implements PermissionGate {
     const subject = subjectOf(call.scope)
     const action = call.action ?? { name: `tool:${call.name}` }
     const decision = this.decide(action, subject, { tool: call.name, turn: call.scope.turn })
-    if (decision.decision !== 'deny') {
-      for (const part of decision.parts) if (part.rule) this.rules.consume(part.rule)
-    }
     if (decision.decision === 'ask') {
       return this.approvals.request(call, subject, decision).then(({ verdict, approval }) => {
+        if (verdict.decision === 'allow') this.useUp(decision)
         this.record(call, subject, decision, verdict, approval)
         return verdict
       })
     }
+    if (decision.decision === 'allow') this.useUp(decision)
     // The decision is a verdict already (allow or deny, code, reason, params).
     this.record(call, subject, decision, decision as PermissionVerdict)
     return decision as PermissionVerdict
@@ -212,6 +211,11 @@ export class PermissionService implements PermissionGate {
   /** The newest `limit` audit entries, newest first (issue 3, item 9). */
   audit(limit = 20): Promise<AuditEntry[]> {
     return this.trail.list(limit)
+  }
+
+  /** `once` rules that decided a part of a call that runs are used up. */
+  private useUp(decision: PermissionDecision) {
+    for (const part of decision.parts) if (part.rule?.validity === 'once') this.rules.consume(part.rule)
   }
 
   private record(call: ToolCall, subject: PermissionSubject, decision: PermissionDecision, verdict: PermissionVerdict, approval?: Approval) {
