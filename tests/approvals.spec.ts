@@ -209,6 +209,18 @@ describe('approvals: who may answer, and the answer words', () => {
     expect(ran).to.deep.equal(['save notes.txt', 'save notes.txt'])
   })
 
+  it('two answers at the same moment: the first counts, the second is refused as already answered', async () => {
+    const { approval, replies } = await ask('mod', 'save', { path: 'race.txt' })
+    const [first, second] = await Promise.all([
+      client('admin').receive(`tools.approve ${approval.id} always`),
+      client('owner').receive(`tools.deny ${approval.id} never`),
+    ])
+    expect(first).to.deep.equal([`Approved #${approval.id} (always): the tool save runs now.`])
+    expect(second).to.deep.equal([`Approval #${approval.id} is already closed (approved).`])
+    expect((await replies)[1]).to.equal('saved race.txt')
+    expect(test.app.tools.permissions.rules.list().map((rule) => rule.effect)).to.deep.equal(['allow'])
+  })
+
   it('"session" allows the same action for the same user in the same channel only', async () => {
     const { approval, replies } = await ask('mod', 'shell', { command: 'make' })
     await client('admin').receive(`tools.approve ${approval.id} session`)

@@ -85,6 +85,8 @@ interface Waiting {
   approval: Approval
   decision: PermissionDecision
   settle(verdict: PermissionVerdict): void
+  /** Set while an accepted answer is being stored: the approval counts as answered. */
+  answering?: Approval['status']
 }
 
 /** Answered ids remembered to tell "already answered" from "unknown". */
@@ -211,6 +213,7 @@ export class ApprovalManager {
       return reply(false, 'unknown-id')
     }
     const { approval } = item
+    if (item.answering) return reply(false, 'already-answered', { status: item.answering }, approval)
     if (![...approveWords, ...denyWords].includes(answer)) return reply(false, 'invalid-answer', { answer: String(answer) }, approval)
 
     const isRequester = !!approver.userId && approver.userId === approval.requester.userId && approver.platform === approval.requester.platform
@@ -240,13 +243,19 @@ export class ApprovalManager {
       approval: approval.id,
       createdBy: label,
     })
+    const approved = approveWords.includes(given)
     if (given === 'always' || given === 'never') {
+      // Storing takes time: a second answer meanwhile is refused as already answered.
+      item.answering = approved ? 'approved' : 'rejected'
       try {
         for (const part of askParts) await this.host.rules.add({ ...ruleFor(part.part, given === 'always' ? 'allow' : 'deny'), validity: 'permanent' })
       } catch (error) {
+        item.answering = undefined
         logger.warn('could not store the rule for approval %s: %s', approval.id, error)
         return reply(false, 'store-failed', { error: String(error?.message ?? error) }, approval)
       }
+      // It may have timed out or been cancelled while the rule was stored.
+      if (this.waiting.get(key) !== item) return reply(false, 'already-answered', { status: approval.status }, approval)
     }
     if (given === 'turn' && approval.turn) {
       for (const part of askParts) {
@@ -257,7 +266,6 @@ export class ApprovalManager {
       for (const part of askParts) this.host.rules.grant({ ...ruleFor(part.part, 'allow'), validity: 'session', session: sessionKey(requester) })
     }
 
-    const approved = approveWords.includes(given)
     approval.approver = label
     approval.answer = given
     const params = { ...item.decision.params, id: approval.id, approver: label, answer: given }
