@@ -4,13 +4,14 @@ import { PipelineConfig } from './pipeline/config'
 import { PermissionConfig } from './permission/config'
 import { VisibilityConfig } from './visibility/config'
 import { CommandConfig } from './commands/config'
+import { ModesConfig } from './modes/config'
 
 /**
  * The plugin's configuration: one section per area (DESIGN.md "Layout"),
  * each defined in its own folder's `config.ts` with its texts under
  * `_config.<section>` in the locale files.
  */
-export interface Config extends BuiltinConfig, PipelineConfig, PermissionConfig, VisibilityConfig, CommandConfig {}
+export interface Config extends BuiltinConfig, PipelineConfig, PermissionConfig, VisibilityConfig, CommandConfig, ModesConfig {}
 
 export const Config: Schema<Config> = Schema.intersect([
   BuiltinConfig,
@@ -18,4 +19,5 @@ export const Config: Schema<Config> = Schema.intersect([
   PermissionConfig,
   VisibilityConfig,
   CommandConfig,
+  ModesConfig,
 ]) as Schema<Config>

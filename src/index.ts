@@ -5,6 +5,7 @@ import { ToolService } from './service'
 import { applyCommands } from './commands'
 import { PathGuard } from './builtin/path-guard'
 import { createReadTool } from './builtin/read'
+import { createToolSearchTool } from './modes/tool-search'
 import { locales } from './locales'
 
 export * from './types'
@@ -25,6 +26,8 @@ export type { Approval, ApprovalAnswer, AnswerResult, Approver } from './permiss
 export type { AuditEntry } from './permission/audit'
 export type { PolicyEntry } from './permission/policy-store'
 export { PermissionInputError } from './permission/rules'
+export type { ToolMode, DeclarationOptions, ToolDeclaration } from './modes'
+export { conversationKey } from './modes/loaded'
 
 export const name = 'chatluna-tools'
 export const inject = {
@@ -49,6 +52,12 @@ export function apply(ctx: Context, config: Config) {
     if (config.read.enabled) {
       ctx.tools.define(createReadTool(ctx, guard, () => config.read), { source: 'builtin' })
     }
+    const tools = ctx.tools
+    tools.define(createToolSearchTool({
+      search: tools.searchMode,
+      config: () => config,
+      locales: (scope) => tools.scopeLocales(scope),
+    }), { source: 'builtin' })
     applyCommands(ctx, config)
   })
 }
