@@ -1,4 +1,5 @@
 import { expect } from 'chai'
+import memory from '@koishijs/plugin-database-memory'
 import { createApp, TestApp } from './helpers/app'
 import { callText, defineTestTools, nextApproval } from './helpers/permissions'
 
@@ -161,5 +162,20 @@ describe('permission commands without a database', () => {
     // Without a database, rules, policies and the audit trail live in memory.
     expect((await test.app.tools.permissions.audit(5)).map((entry) => entry.code)).to.deep.equal(['mode-allow', 'mode-deny'])
     expect(ran).to.deep.equal(['peek'])
+  })
+
+  it('writes rules, policies and channel modes made before a database was loaded into it when it comes', async () => {
+    const permissions = test.app.tools.permissions
+    const rule = await permissions.rules.add({ effect: 'deny', action: 'exec:rm' })
+    await permissions.rules.add({ effect: 'allow', action: 'x', validity: 'session', session: 'k' })
+    await permissions.policies.set('peek', 'approval')
+    await permissions.sceneModes.set('mock', 'group', 'files')
+    test.app.plugin(memory)
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    await permissions.ready()
+    expect((await test.app.database.get('chatluna_tools_rule', {})).map((row) => row.id)).to.deep.equal([rule.id])
+    expect((await test.app.database.get('chatluna_tools_policy', {})).map((row) => `${row.pattern}:${row.policy}`)).to.deep.equal(['peek:approval'])
+    expect((await test.app.database.get('chatluna_tools_scene_mode', {})).map((row) => row.mode)).to.deep.equal(['files'])
+    expect(permissions.rules.list()).to.have.length(2)
   })
 })
