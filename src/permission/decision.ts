@@ -1,6 +1,5 @@
 import { Dict } from 'koishi'
 import { ToolAction, ToolRisk } from '../types'
-import { actionParts } from './gate'
 import { targetText } from './action'
 import { modeDefault, PermissionMode } from './modes'
 import { PolicyMatch } from './policy'
@@ -87,6 +86,15 @@ function matchingRules(part: ToolAction, subject: PermissionSubject, inputs: Dec
   return matching
 }
 
+function partDecision(
+  part: ToolAction, target: string, effect: string, inputs: DecisionInputs, level: number, needsHuman: boolean,
+  decision: Decision, code: string, reason: string, rule?: PermissionRule, extra?: Dict,
+): PartDecision {
+  const params: Dict = { action: part.name, target, effect, risk: part.risk ?? '', mode: inputs.mode, level, tool: inputs.tool ?? '' }
+  if (extra) Object.assign(params, extra)
+  return { decision, code, reason, params, rule, part, needsHuman }
+}
+
 /**
  * Judges one part (issue 3, items 1–5): the tool's `deny` verdict; a
  * `critical` part below level 3; deny rules; ask/allow rules (permanent
@@ -101,11 +109,8 @@ export function decidePart(part: ToolAction, subject: PermissionSubject, inputs:
   const level = subject.authority
   const { mode } = inputs
   const needsHuman = part.risk === 'critical' || part.verdict === 'ask'
-  const result = (decision: Decision, code: string, reason: string, rule?: PermissionRule, extra?: Dict): PartDecision => {
-    const params: Dict = { action: part.name, target, effect, risk: part.risk ?? '', mode, level, tool: inputs.tool ?? '' }
-    if (extra) Object.assign(params, extra)
-    return { decision, code, reason, params, rule, part, needsHuman }
-  }
+  const result = (decision: Decision, code: string, reason: string, rule?: PermissionRule, extra?: Dict): PartDecision =>
+    partDecision(part, target, effect, inputs, level, needsHuman, decision, code, reason, rule, extra)
 
   if (part.verdict === 'deny') {
     return result('deny', 'tool-deny', part.reason || `the tool refuses ${describe(part, target)}`, undefined, { reason: part.reason ?? '' })
@@ -174,12 +179,14 @@ export function decideAction(action: ToolAction, subject: PermissionSubject, inp
   if (inputs.policy?.policy === 'disabled') {
     return whole('policy-disabled', `the policy "${inputs.policy.pattern}" disables tool "${inputs.tool}"`, { pattern: inputs.policy.pattern })
   }
-  const parts = actionParts(action)
-  if (parts.length > 1 || parts[0] !== action) {
+  let decisions: PartDecision[]
+  if (action.parts?.length) {
     const deny = matchingRules(action, subject, inputs).find((rule) => rule.effect === 'deny')
     if (deny) return whole('rule-deny', `rule ${deny.id} denies ${describe(action, targetText(action.target))}`, { rule: deny.id }, deny)
+    decisions = action.parts.map((part) => decidePart(part, subject, inputs))
+  } else {
+    decisions = [decidePart(action, subject, inputs)]
   }
-  const decisions = parts.map((part) => decidePart(part, subject, inputs))
   const chosen = decisions.length === 1 ? decisions[0]
     : decisions.find((item) => item.decision === 'deny')
       ?? decisions.find((item) => item.decision === 'ask')
