@@ -5,13 +5,14 @@ import { PermissionConfig } from './permission/config'
 import { VisibilityConfig } from './visibility/config'
 import { CommandConfig } from './commands/config'
 import { ModesConfig } from './modes/config'
+import { AgentConfig } from './agent/config'
 
 /**
  * The plugin's configuration: one section per area (DESIGN.md "Layout"),
  * each defined in its own folder's `config.ts` with its texts under
  * `_config.<section>` in the locale files.
  */
-export interface Config extends BuiltinConfig, PipelineConfig, PermissionConfig, VisibilityConfig, CommandConfig, ModesConfig {}
+export interface Config extends BuiltinConfig, PipelineConfig, PermissionConfig, VisibilityConfig, CommandConfig, ModesConfig, AgentConfig {}
 
 export const Config: Schema<Config> = Schema.intersect([
   BuiltinConfig,
@@ -20,4 +21,5 @@ export const Config: Schema<Config> = Schema.intersect([
   VisibilityConfig,
   CommandConfig,
   ModesConfig,
+  AgentConfig,
 ]) as Schema<Config>

@@ -7,6 +7,7 @@ import { PathGuard } from './builtin/path-guard'
 import { createReadTool } from './builtin/read'
 import { createToolSearchTool } from './modes/tool-search'
 import { locales } from './locales'
+import { applyAgent } from './agent'
 
 export * from './types'
 export * from './service'
@@ -28,10 +29,12 @@ export type { PolicyEntry } from './permission/policy-store'
 export { PermissionInputError } from './permission/rules'
 export type { ToolMode, DeclarationOptions, ToolDeclaration } from './modes'
 export { conversationKey } from './modes/loaded'
+export { AgentRunner, ChatProvider, ProviderError } from './agent'
+export type { AgentOptions, SubAgentConfig } from './agent'
 
 export const name = 'chatluna-tools'
 export const inject = {
-  optional: ['database', 'console'],
+  optional: ['database', 'console', 'http'],
 }
 
 export const usage = `
@@ -60,4 +63,5 @@ export function apply(ctx: Context, config: Config) {
     }), { source: 'builtin' })
     applyCommands(ctx, config)
   })
+  applyAgent(ctx, config.agent)
 }

@@ -18,6 +18,7 @@ import { formatForModel } from './pipeline/result'
 import { emitEvent, plainLifecycle } from './pipeline/hooks'
 import { DeclarationOptions, modeDeclarations, resolveMode, toDialect, ToolMode } from './modes'
 import { SearchMode } from './modes/search'
+import type { AgentRunner } from './agent/runner'
 
 declare module 'koishi' {
   interface Context {
@@ -65,6 +66,8 @@ export class ToolService extends Service {
   readonly permissions: PermissionService
   /** The permission stage of the pipeline; the permission service by default. */
   gate: PermissionGate
+  /** The agent runner while `agent.enabled` (issue "Agent runner"); undefined otherwise. */
+  agent?: AgentRunner
   /** The most recent finished calls, oldest first. */
   readonly history: ToolCallLogEntry[] = []
   /** Search mode: deferred tools, the ranker, tools loaded per conversation (DESIGN.md "Modes"). */

@@ -52,7 +52,7 @@ export function modeDeclarations(mode: string, entries: RegisteredTool[], scope:
 
 /** Converts neutral declarations to a dialect; throws a `TypeError` for an unknown dialect. */
 export function toDialect(declarations: ToolDeclaration[], dialect: string) {
-  const convert = dialects[dialect as Dialect]
+  const convert: (declaration: ToolDeclaration) => unknown = dialects[dialect as Dialect]
   if (!convert) throw new TypeError(`unknown declaration dialect "${dialect}"`)
-  return declarations.map(convert)
+  return declarations.map((declaration) => convert(declaration))
 }
