@@ -148,11 +148,11 @@ describe('MCP server (self) over Streamable HTTP', function () {
     try {
       const asked = await client.callTool({ name: 'shell_like', arguments: {} })
       expect(asked.isError).to.equal(true)
-      expect((asked.content as any)[0].text).to.equal('Error [approval-unavailable]: The call was not allowed: this command line cannot be judged statically, and no approval flow is loaded.')
-      // An exec tool above the configured authority is denied too.
+      expect((asked.content as any)[0].text).to.equal('Error [approval-unavailable]: The call was not allowed: this command line cannot be judged statically, but there is no chat to ask in (no session and no approval channel).')
+      // An exec tool is denied too: authority 1 has the permission mode "read-only".
       const deploy = await client.callTool({ name: 'deploy', arguments: {} })
       expect(deploy.isError).to.equal(true)
-      expect((deploy.content as any)[0].text).to.equal('Error [insufficient-authority]: The call was not allowed: this tool has effect "exec" and needs authority 3; the caller has authority 1.')
+      expect((deploy.content as any)[0].text).to.equal('Error [mode-deny]: The call was not allowed: the permission mode "read-only" (authority 1) does not allow exec actions such as "tool:deploy".')
     } finally {
       await client.close()
     }
@@ -224,7 +224,8 @@ describe('MCP server (self) over Streamable HTTP', function () {
     expect(await self.call('clock', {})).to.deep.equal({ content: [{ type: 'text', text: 'noon' }] })
     const denied = await self.call('deploy', {})
     expect(denied.isError).to.equal(true)
-    const allowed = await self.call('deploy', {}, { authority: 3 })
+    // Authority 5 has the permission mode "allow"; 3 would be asked, with no chat to ask in.
+    const allowed = await self.call('deploy', {}, { authority: 5 })
     expect(allowed).to.deep.equal({ content: [{ type: 'text', text: 'deployed' }] })
   })
 })
