@@ -10,7 +10,9 @@ import { VisibilityChain } from './visibility/chain'
 import { OwnerStates } from './visibility/owners'
 import { explainTool, ToolExplanation } from './visibility/explain'
 import { PolicyTable } from './permission/policy'
-import { MinimumAuthorityGate, PermissionGate } from './permission/gate'
+import { PermissionGate } from './permission/gate'
+import { PermissionService } from './permission/service'
+import type { Approval, ApprovalAnswer } from './permission/approvals'
 import { Pipeline } from './pipeline/pipeline'
 import { formatForModel } from './pipeline/result'
 import { emitEvent, plainLifecycle } from './pipeline/hooks'
@@ -40,6 +42,10 @@ declare module 'koishi' {
     'chatluna/tool-call'(entry: ToolCallLogEntry, result: ToolResult): void
     /** Tools were defined or removed, or an owner was switched on or off. */
     'chatluna/tools-changed'(): void
+    /** The permission service posted an approval request and waits for an answer. */
+    'chatluna/approval-requested'(approval: Approval): void
+    /** An approval was answered (`answer` after any downgrade). */
+    'chatluna/approval-answered'(approval: Approval, answer: ApprovalAnswer): void
   }
 }
 
@@ -57,7 +63,9 @@ export class ToolService extends Service {
   readonly policies: PolicyTable
   readonly visibility: VisibilityChain
   readonly pipeline: Pipeline
-  /** The permission stage; the permission service replaces it. */
+  /** The permission service: decisions, rules, policies, approvals, audit (issue 3). */
+  readonly permissions: PermissionService
+  /** The permission stage of the pipeline; the permission service by default. */
   gate: PermissionGate
   /** The agent runner while `agent.enabled` (issue "Agent runner"); undefined otherwise. */
   agent?: AgentRunner
@@ -81,7 +89,9 @@ export class ToolService extends Service {
     // is replaced by the prototype getter below.
     delete (this as any).ctx
     this.policies = new PolicyTable(config.policies)
-    this.gate = new MinimumAuthorityGate(() => this.config.minAuthority)
+    const lifecycle = plainLifecycle(ctx)
+    this.permissions = new PermissionService(ctx, config, this.policies, lifecycle)
+    this.gate = this.permissions
     this.visibility = new VisibilityChain({
       scenes: () => this.config.scenes,
       policies: this.policies,
@@ -89,7 +99,6 @@ export class ToolService extends Service {
     })
     this.searchMode = new SearchMode({ registry: this.registry, visibility: this.visibility, config: () => this.config })
     ctx.on('dispose', () => this.searchMode.dispose())
-    const lifecycle = plainLifecycle(ctx)
     this.pipeline = new Pipeline({
       lifecycle,
       registry: this.registry,

@@ -150,6 +150,11 @@ export interface ToolError {
   hint?: string
   /** For `invalid`: one entry per wrong field. */
   issues?: ArgumentIssue[]
+  /**
+   * For permission refusals: the values that fill the chat text
+   * `chatluna-tools.permission.<code>` (action, target, mode, level, …).
+   */
+  params?: Dict
 }
 
 /** One problem with an argument: where, what was expected, what came. */

@@ -27,8 +27,7 @@ const waitFor = async <T>(probe: () => T, ms = 3000): Promise<T> => {
 }
 
 describe('agent: approvals inside a turn', () => {
-  // enable when the permissions issue lands
-  it.skip('an exec tool in the same turn waits for tools.approve', async () => {
+  it('an exec tool in the same turn waits for tools.approve', async () => {
     const server = await startReplayServer()
     const test = await createApp({
       workDir: 'workspace',

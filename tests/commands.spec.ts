@@ -95,6 +95,6 @@ describe('chat commands without a database', () => {
     test.app.tools.define({ name: 'save', description: 'Saves.', traits: { effect: 'write' }, run: () => 'saved' })
     const client = test.app.mock.client('stranger')
     const [reply] = await client.receive('tools.call save')
-    expect(reply).to.equal('[已拒绝] Error [insufficient-authority]: The call was not allowed: this tool has effect "write" and needs authority 3; the caller has authority 0.')
+    expect(reply).to.equal('[已拒绝] 此处的权限模式为 read-only（权限等级 0）：不允许写入类动作。')
   })
 })

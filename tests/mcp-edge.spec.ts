@@ -100,9 +100,9 @@ describe('MCP client: edge cases (fixture server)', function () {
     expect(app.tools.get('mcp__fixture__destroy').definition.traits).to.include({ effect: 'exec', risk: 'dangerous' })
     expect(app.tools.get('mcp__fixture__get-sum').definition.traits).to.include({ effect: 'read' })
     expect(app.tools.get('mcp__fixture__get-sum').definition.traits.risk).to.equal(undefined)
-    // An exec tool needs authority 3 with the default gate.
+    // Authority 1 has the permission mode "read-only": exec is denied.
     const low = await app.tools.call({ name: 'mcp__fixture__destroy', scope: { authority: 1 } })
-    expect(low.error.code).to.equal('insufficient-authority')
+    expect(low.error.code).to.equal('mode-deny')
   })
 
   it('maps binary resources, resource links and audio without losing data', async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from 'os'
 import { join } from 'path'
 import { App, Dict, Logger, Schema } from 'koishi'
 import mock from '@koishijs/plugin-mock'
+import memory from '@koishijs/plugin-database-memory'
 import server from '@koishijs/plugin-server'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -148,11 +149,11 @@ describe('MCP server (self) over Streamable HTTP', function () {
     try {
       const asked = await client.callTool({ name: 'shell_like', arguments: {} })
       expect(asked.isError).to.equal(true)
-      expect((asked.content as any)[0].text).to.equal('Error [approval-unavailable]: The call was not allowed: this command line cannot be judged statically, and no approval flow is loaded.')
-      // An exec tool above the configured authority is denied too.
+      expect((asked.content as any)[0].text).to.equal('Error [approval-unavailable]: The call was not allowed: this command line cannot be judged statically, but there is no chat to ask in (no session and no approval channel).')
+      // An exec tool is denied too: authority 1 has the permission mode "read-only".
       const deploy = await client.callTool({ name: 'deploy', arguments: {} })
       expect(deploy.isError).to.equal(true)
-      expect((deploy.content as any)[0].text).to.equal('Error [insufficient-authority]: The call was not allowed: this tool has effect "exec" and needs authority 3; the caller has authority 1.')
+      expect((deploy.content as any)[0].text).to.equal('Error [mode-deny]: The call was not allowed: the permission mode "read-only" (authority 1) does not allow exec actions such as "tool:deploy".')
     } finally {
       await client.close()
     }
@@ -224,7 +225,8 @@ describe('MCP server (self) over Streamable HTTP', function () {
     expect(await self.call('clock', {})).to.deep.equal({ content: [{ type: 'text', text: 'noon' }] })
     const denied = await self.call('deploy', {})
     expect(denied.isError).to.equal(true)
-    const allowed = await self.call('deploy', {}, { authority: 3 })
+    // Authority 5 has the permission mode "allow"; 3 would be asked, with no chat to ask in.
+    const allowed = await self.call('deploy', {}, { authority: 5 })
     expect(allowed).to.deep.equal({ content: [{ type: 'text', text: 'deployed' }] })
   })
 })
@@ -338,6 +340,67 @@ describe('MCP client and server: a session the server forgets', function () {
       expect(sessions).to.have.length(2)
     } finally {
       await test.dispose()
+    }
+  })
+})
+
+describe('MCP server (self): approvals in the configured channel', function () {
+  this.timeout(20000)
+  let test: ServerApp
+
+  before(async () => {
+    test = await startServerApp(
+      { userId: 'mcp-bot', authority: 3, approvalChannel: { platform: 'mock', channelId: 'ops', guildId: 'ops' } },
+      {},
+    )
+    test.app.plugin(memory)
+    await waitFor(() => test.app.database, 5000, 'the database')
+    await test.app.mock.initUser('admin', 3)
+    await test.app.mock.initUser('member', 1)
+    defineTools(test.app)
+  })
+  after(() => test?.dispose())
+
+  it('an MCP client call that needs approval waits for tools.approve in the channel, then runs', async () => {
+    // The mock bot can only reply inside its own sessions: record what it posts to the channel.
+    const bot = test.app.bots[0]
+    const original = bot.sendMessage.bind(bot)
+    const posted: string[] = []
+    bot.sendMessage = async (channelId: string, content: any, guildId?: string, options?: any) => {
+      if (options?.session) return original(channelId, content, guildId, options)
+      posted.push(`${channelId}: ${content}`)
+      return ['1']
+    }
+    const requested = new Promise<any>((resolve) => test.app.once('chatluna/approval-requested', resolve))
+    const client = await connect(test.url)
+    try {
+      const pending = client.callTool({ name: 'deploy', arguments: {} })
+      const approval = await requested
+      expect(posted).to.have.length(1)
+      expect(posted[0]).to.match(new RegExp(`^ops: .*#${approval.id}: mcp-bot \\(authority 3\\) wants to run the tool deploy`))
+      // An authority-1 member cannot answer; an authority-3 admin in the channel can.
+      await test.app.mock.client('member', 'ops').receive(`tools.approve ${approval.id}`)
+      expect(test.app.tools.permissions.approvals.get(approval.id).status).to.equal('pending')
+      await test.app.mock.client('admin', 'ops').receive(`tools.approve ${approval.id}`)
+      expect(await pending).to.deep.equal({ content: [{ type: 'text', text: 'deployed' }] })
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('an unanswered approval ends the MCP call with isError when the client gives up', async () => {
+    test.app.bots[0].sendMessage = async () => ['1']
+    const requested = new Promise<any>((resolve) => test.app.once('chatluna/approval-requested', resolve))
+    const client = await connect(test.url)
+    try {
+      const call = client.callTool({ name: 'deploy', arguments: {} }, undefined, { timeout: 1500 })
+      const approval = await requested
+      const error = await call.catch((caught) => caught)
+      expect(error).to.be.an('error')
+      await waitFor(() => test.app.tools.permissions.approvals.get(approval.id)?.status !== 'pending', 3000, 'the approval to end')
+      expect(test.app.tools.permissions.approvals.get(approval.id).status).to.equal('aborted')
+    } finally {
+      await client.close()
     }
   })
 })

@@ -148,7 +148,7 @@ describe('pipeline', () => {
       test.app.on('chatluna/tool-before', (call) => { call.args.command = 'rm' })
       const result = await test.app.tools.call({ name: 'shell', args: { command: 'cat' }, scope: { authority: 1 } })
       expect(result).to.include({ ok: false, status: 'denied' })
-      expect(result.error.code).to.equal('insufficient-authority')
+      expect(result.error.code).to.equal('mode-deny')
       expect(ran).to.equal('')
     })
 
@@ -188,9 +188,9 @@ describe('pipeline', () => {
       test.app.tools.define(timed('write_a', false, log))
       test.app.tools.define(timed('write_b', false, log))
       const results = await Promise.all([
-        test.app.tools.call({ name: 'write_a', scope: { authority: 3 } }),
-        test.app.tools.call({ name: 'write_b', scope: { authority: 3 } }),
-        test.app.tools.call({ name: 'write_a', scope: { authority: 3 } }),
+        test.app.tools.call({ name: 'write_a', scope: { authority: 5 } }),
+        test.app.tools.call({ name: 'write_b', scope: { authority: 5 } }),
+        test.app.tools.call({ name: 'write_a', scope: { authority: 5 } }),
       ])
       expect(results.map((result) => result.status)).to.deep.equal(['success', 'success', 'success'])
       const sorted = log.sort((a, b) => a[1] - b[1])
@@ -202,8 +202,8 @@ describe('pipeline', () => {
       test.app.tools.define(timed('par_a', true, log))
       test.app.tools.define(timed('par_b', true, log))
       await Promise.all([
-        test.app.tools.call({ name: 'par_a', scope: { authority: 3 } }),
-        test.app.tools.call({ name: 'par_b', scope: { authority: 3 } }),
+        test.app.tools.call({ name: 'par_a', scope: { authority: 5 } }),
+        test.app.tools.call({ name: 'par_b', scope: { authority: 5 } }),
       ])
       const [a, b] = log.sort((x, y) => x[1] - y[1])
       expect(b[1]).to.be.below(a[2])
@@ -231,8 +231,8 @@ describe('pipeline', () => {
       test.app.tools.define({ name: 'stuck', description: 'Never ends.', traits: { effect: 'write', timeout: 50 }, run: () => new Promise(() => {}) })
       test.app.tools.define({ name: 'after', description: 'Quick.', traits: { effect: 'write' }, run: () => 'done' })
       const [stuck, after] = await Promise.all([
-        test.app.tools.call({ name: 'stuck', scope: { authority: 3 } }),
-        test.app.tools.call({ name: 'after', scope: { authority: 3 } }),
+        test.app.tools.call({ name: 'stuck', scope: { authority: 5 } }),
+        test.app.tools.call({ name: 'after', scope: { authority: 5 } }),
       ])
       expect(stuck.status).to.equal('timeout')
       expect(after.content).to.deep.equal([{ type: 'text', text: 'done' }])
@@ -332,7 +332,7 @@ describe('pipeline', () => {
     })
   })
 
-  describe('permission gate (until the permission service lands)', () => {
+  describe('permission gate', () => {
     const writer = {
       name: 'save',
       description: 'Saves.',
@@ -344,18 +344,18 @@ describe('pipeline', () => {
       expect((await test.app.tools.call({ name: 'read', args: { path: 'notes.txt' } })).ok).to.equal(true)
     })
 
-    it('denies write tools below the minimum authority, with a reason', async () => {
+    it('denies write tools in the read-only mode of levels 0-2, with a reason; level 5 writes', async () => {
       test.app.tools.define(writer)
       const result = await test.app.tools.call({ name: 'save', scope: { authority: 2 } })
       expect(result).to.include({ ok: false, status: 'denied' })
-      expect(result.error.message).to.equal('The call was not allowed: this tool has effect "write" and needs authority 3; the caller has authority 2.')
+      expect(result.error.message).to.equal('The call was not allowed: the permission mode "read-only" (authority 2) does not allow write actions such as "tool:save".')
       expect((await test.app.tools.call({ name: 'save' })).status).to.equal('denied')
-      expect((await test.app.tools.call({ name: 'save', scope: { authority: 3 } })).ok).to.equal(true)
+      expect((await test.app.tools.call({ name: 'save', scope: { authority: 5 } })).ok).to.equal(true)
     })
 
     it('treats a tool without a declared effect as exec', async () => {
       test.app.tools.define({ name: 'mystery', description: 'No effect declared.', run: () => 'ran' })
-      expect((await test.app.tools.call({ name: 'mystery', scope: { authority: 2 } })).error.message).to.contain('effect "exec"')
+      expect((await test.app.tools.call({ name: 'mystery', scope: { authority: 2 } })).error.message).to.contain('does not allow exec actions')
     })
 
     it('denies, fail closed, when a permission function throws', async () => {
@@ -405,7 +405,7 @@ describe('pipeline', () => {
   })
 })
 
-describe('default permission gate: tool verdicts', () => {
+describe('permission gate: tool verdicts', () => {
   let test: TestApp
   beforeEach(async () => test = await createApp())
   afterEach(() => test.dispose())

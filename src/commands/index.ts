@@ -4,6 +4,9 @@ import { explanationLines } from '../visibility/explain'
 import { ToolResult } from '../types'
 import { formatForModel } from '../pipeline/result'
 import { CommandConfig } from './config'
+import { PermissionConfig } from '../permission/config'
+import { permissionText } from '../permission/texts'
+import { applyPermissionCommands } from './permissions'
 
 
 /** The authority of a chat user; no user record (no database) counts as 0. */
@@ -35,11 +38,22 @@ export function renderReply(session: Session, service: ToolService, args: unknow
   }
   const text = formatForModel(result)
   if (result.ok) return h.text(text) as any
-  return session.text('commands.tools.call.messages.failed', { status: session.text(`chatluna-tools.status.${result.status}`), text })
+  const status = session.text(`chatluna-tools.status.${result.status}`)
+  // Refusals of the permission service carry their text parameters: say them in the user's language.
+  const params = result.error?.params
+  if (params) {
+    return session.text('commands.tools.call.messages.failed', { status, text: permissionText(service.ctx, session, result.error.code, params) })
+  }
+  return session.text('commands.tools.call.messages.failed', { status, text })
 }
 
-/** Registers `tools`, `tools.info` and `tools.call` (issue "Foundation", item 9). */
-export function applyCommands(ctx: Context, config: CommandConfig) {
+/**
+ * Registers `tools`, `tools.info` and `tools.call` (issue "Foundation",
+ * item 9) and the permission commands (issue 3, item 10).
+ */
+export function applyCommands(ctx: Context, config: CommandConfig & PermissionConfig) {
+  applyPermissionCommands(ctx, config)
+
   ctx.command('tools')
     .userFields(['authority'])
     .action(({ session }) => {

@@ -213,10 +213,9 @@ export class Pipeline {
   }
 
   private denied(verdict: PermissionVerdict, meta: ToolResultMeta, call: ToolCall) {
-    return failure(verdict.status ?? 'denied', {
-      code: verdict.code,
-      message: `The call was not allowed: ${verdict.reason}.`,
-    }, meta, call.messages)
+    const error: ToolError = { code: verdict.code, message: `The call was not allowed: ${verdict.reason}.` }
+    if (verdict.params) error.params = verdict.params
+    return failure(verdict.status ?? 'denied', error, meta, call.messages)
   }
 
   /** Steps 4–10 for a call whose arguments are valid. */

@@ -1,5 +1,6 @@
 import { Schema } from 'koishi'
 import { ToolScope } from '../types'
+import type { PermissionMode } from '../permission/modes'
 
 /**
  * A scene rule from the config (visibility layer 3): where it applies and
@@ -17,6 +18,11 @@ export interface SceneRule {
   allow?: string[]
   /** Tools matching any of these patterns are hidden. */
   deny?: string[]
+  /**
+   * The permission mode here: one layer of the mode (the strictest layer
+   * wins, so a scene can only restrict; issue 3, item 3).
+   */
+  mode?: PermissionMode
 }
 
 export const SceneRule: Schema<SceneRule> = Schema.object({
@@ -27,6 +33,7 @@ export const SceneRule: Schema<SceneRule> = Schema.object({
   kind: Schema.union(['any', 'private', 'group']).default('any'),
   allow: Schema.array(String).role('table').default([]),
   deny: Schema.array(String).role('table').default([]),
+  mode: Schema.union(['read-only', 'files', 'auto', 'allow'] as const),
 })
 
 /** Whether a scene rule applies to a scope. */
