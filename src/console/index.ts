@@ -4,8 +4,9 @@ import { Client } from '@koishijs/console'
 import { ConsoleConfig } from './config'
 import { assertConsoleAuthority } from './authority'
 import { ConsolePermissions } from './permissions'
+import { PermissionInputError } from '../permission/rules'
 import { ConsoleViews } from './views'
-import { parseAnswer, parseId, parseLimit, parsePattern, parsePolicy, parseScope } from './input'
+import { ConsoleInputError, parseAnswer, parseId, parseLimit, parsePattern, parsePolicy, parseScope } from './input'
 import { ApprovalService, CallLogService, ToolTableService } from './services'
 import { ActionResult, ApprovalView, CallView, ConsoleScopeInput, RuleView, ScopeReport, ToolDetail } from './types'
 
@@ -73,7 +74,6 @@ export function applyConsole(ctx: Context, config: ConsoleConfig) {
 
   const options = { authority }
   const guard = (client: object) => assertConsoleAuthority(ctx, client, authority)
-  const tableChanged = () => ctx.emit('chatluna/tools-changed')
 
   ctx.console.addListener('chatluna-tools/scope', function (input) {
     guard(this)
@@ -89,9 +89,12 @@ export function applyConsole(ctx: Context, config: ConsoleConfig) {
 
   ctx.console.addListener('chatluna-tools/set-policy', async function (pattern, policy) {
     const approver = guard(this)
-    const result = await permissions.setPolicy(parsePattern(pattern), parsePolicy(policy), approver)
-    if (result.ok) tableChanged()
-    return result
+    try {
+      return await permissions.setPolicy(parsePattern(pattern), parsePolicy(policy), approver)
+    } catch (error) {
+      if (error instanceof PermissionInputError) throw new ConsoleInputError(error.message)
+      throw error
+    }
   }, options)
 
   ctx.console.addListener('chatluna-tools/approvals', async function () {

@@ -91,13 +91,11 @@ export class CallLogService extends GuardedService<CallView[]> {
 export class ApprovalService extends GuardedService<ApprovalView[]> {
   constructor(ctx: Context, options: ServiceOptions) {
     super(ctx, 'chatluna-tools-approvals', options)
-    // Events of the permission service (issue "Permissions"); they never fire without it.
-    const on = ctx.on.bind(ctx) as (name: string, listener: () => void) => () => void
-    on('chatluna/approval-requested', () => this.schedule())
-    on('chatluna/approval-answered', () => this.schedule())
+    ctx.on('chatluna/approval-requested', () => this.schedule())
+    ctx.on('chatluna/approval-answered', () => this.schedule())
   }
 
-  protected value() {
+  protected async value() {
     return this.shared.permissions.pendingApprovals()
   }
 }

@@ -50,13 +50,7 @@ export interface ToolRow {
 
 /** What the page can offer, depending on the services loaded. */
 export interface ConsoleFeatures {
-  /** "Would be denied" badges are available (a pure permission decision exists). */
-  decisions: boolean
-  /** Pending approvals can be listed and answered. */
-  approvals: boolean
-  /** Permission rules can be listed. */
-  rules: boolean
-  /** Policies set from the page survive a restart. */
+  /** Stored policies and rules survive a restart (a database is loaded). */
   persistentPolicies: boolean
   /** Modes `declarations` accepts, e.g. `['auto', 'native', 'search']`. */
   modes: string[]

@@ -74,12 +74,8 @@ export class ConsoleViews {
   }
 
   features(): ConsoleFeatures {
-    const { permissions } = this
     return {
-      decisions: permissions.decisions,
-      approvals: permissions.approvals,
-      rules: permissions.rules,
-      persistentPolicies: permissions.persistentPolicies,
+      persistentPolicies: this.permissions.persistentPolicies,
       modes: this.availableModes(),
       defaultMode: this.ctx.tools.config.mode,
     }
@@ -92,7 +88,7 @@ export class ConsoleViews {
     for (const rule of scenes) if (rule.platform) platforms.add(rule.platform)
     return {
       tools: this.rows(),
-      policies: await this.permissions.listPolicies(),
+      policies: this.permissions.listPolicies(),
       features: this.features(),
       platforms: [...platforms].sort(),
       scenes: scenes.map(sceneLabel),
@@ -131,13 +127,10 @@ export class ConsoleViews {
     const failure = this.ctx.tools.visibility.firstFailure(entry, scope)
     const verdict: ScopeVerdict = { visible: !failure }
     if (failure) verdict.removedBy = this.removal(failure, locales)
-    const decided = this.permissions.decide(entry, scope)
-    if (decided) {
-      const { params, ...decision } = decided
-      const path = `permission.${decision.code}`
-      if (this.hasText(locales, path)) decision.text = this.text(locales, path, { tool: entry.definition.name, ...params })
-      verdict.decision = decision
-    }
+    const { params, ...decision } = this.permissions.decide(entry, scope)
+    const path = `permission.${decision.code}`
+    if (this.hasText(locales, path)) decision.text = this.text(locales, path, { tool: entry.definition.name, ...params })
+    verdict.decision = decision
     return verdict
   }
 

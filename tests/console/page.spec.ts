@@ -165,13 +165,49 @@ describe('console: the page in Chromium', function () {
     expect((await chat.receive('tools')).join('\n')).to.include('get_weather')
   })
 
+  it('(d) a pending approval created from chat appears in the page; approving it there lets the call run', async () => {
+    await page.locator('[data-tab="policies"]').click()
+    await page.locator('.policy-list .pattern-input input').fill('get_weather')
+    await choose(page, '.policy-list .policy-input', 'approval')
+    await page.locator('.policy-list .add-policy').click()
+    await page.locator('.policies tr[data-pattern="get_weather"][data-origin="stored"]').waitFor()
+
+    await env.app.mock.initUser('asker', 4)
+    const reply = env.app.mock.client('asker').receive('tools.call get_weather {"city":"Paris"}')
+    await page.locator('[data-tab="approvals"] .count').waitFor()
+    expect(await page.locator('[data-tab="approvals"] .count').innerText()).to.equal('1')
+    await page.locator('[data-tab="approvals"]').click()
+    const card = page.locator('.approval', { hasText: 'get_weather' })
+    await card.waitFor()
+    expect(await card.innerText()).to.include('mock:asker')
+    await page.screenshot({ path: join(output, 'd-approval.png') })
+    await card.locator('button.approve').click()
+
+    expect((await reply).join('\n')).to.include('Paris: 21 °C')
+    await page.waitForFunction(() => !document.querySelector('.approval'))
+    const entry = (await env.app.tools.permissions.audit(1))[0]
+    expect(entry).to.include({ tool: 'get_weather', decision: 'allow', approver: 'console:owner', answer: 'once' })
+    await env.app.tools.permissions.policies.remove('get_weather')
+  })
+
+  it('lists permission rules', async () => {
+    await env.app.tools.permissions.rules.add({ effect: 'deny', action: 'tool:bash', platform: 'mock', userId: 'mallory', createdBy: 'mock:admin' })
+    await page.locator('[data-tab="calls"]').click()
+    await page.locator('[data-tab="policies"]').click()
+    const row = page.locator('table.rules tr[data-rule]')
+    await row.waitFor()
+    const text = await row.innerText()
+    for (const part of ['deny', 'tool:bash', 'mock:mallory', 'permanent', 'mock:admin']) expect(text).to.include(part)
+    await page.screenshot({ path: join(output, 'rules.png') })
+  })
+
   it('shows finished calls in the call log as they happen', async () => {
     await env.app.mock.initUser('caller', 4)
     await env.app.mock.client('caller').receive('tools.call get_weather {"city":"Paris"}')
     await page.locator('[data-tab="calls"]').click()
-    const row = page.locator('.calls tr[data-status="success"]', { hasText: 'get_weather' })
+    const row = page.locator('.calls tr[data-status="success"]', { hasText: 'mock:caller' })
     await row.waitFor()
-    expect(await row.innerText()).to.include('mock:caller')
+    expect(await row.innerText()).to.include('get_weather')
   })
 
   it('speaks Chinese when the console is set to zh-CN', async () => {

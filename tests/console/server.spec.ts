@@ -41,7 +41,7 @@ describe('console: server side', function () {
       expect(table.policies).to.deep.equal([{ pattern: 'mcp__*', policy: 'approval', origin: 'config' }])
       expect(table.scenes).to.deep.equal(['no-bash-in-groups'])
       expect(table.features.modes).to.include('native')
-      expect(table.features.decisions).to.equal(true)
+      expect(table.features.persistentPolicies).to.equal(true)
     })
 
     it('pushes a new table when a tool is defined or disposed, with shadowing', async () => {
@@ -67,9 +67,10 @@ describe('console: server side', function () {
       expect(report.tools.bash.removedBy.params).to.deep.equal({ rule: 'no-bash-in-groups', pattern: 'bash' })
       expect(report.tools.bash.removedBy.text).to.equal('Scene rule "no-bash-in-groups" hides tools matching "bash" here.')
       expect(report.tools.get_weather.visible).to.equal(true)
-      // Level 1: write and exec tools would be denied, read tools allowed.
-      expect(report.tools.bash.decision).to.include({ decision: 'deny', code: 'insufficient-authority' })
-      expect(report.tools.write_note.decision).to.include({ decision: 'deny' })
+      // Level 1 (mode read-only): write and exec tools would be denied, read tools allowed.
+      expect(report.tools.bash.decision).to.include({ decision: 'deny', code: 'mode-deny', mode: 'read-only' })
+      expect(report.tools.bash.decision.text).to.equal('The permission mode here is read-only (authority 1): exec actions are not allowed.')
+      expect(report.tools.write_note.decision).to.include({ decision: 'deny', code: 'mode-deny' })
       expect(report.tools.get_weather.decision).to.include({ decision: 'allow' })
 
       const zh = await socket.send('chatluna-tools/scope', { kind: 'group', locale: 'zh-CN' })
@@ -77,7 +78,10 @@ describe('console: server side', function () {
 
       const admin = await socket.send('chatluna-tools/scope', { kind: 'private', userId: 'alice', authority: 4 })
       expect(admin.tools.bash.visible).to.equal(true)
-      expect(admin.tools.bash.decision).to.include({ decision: 'allow' })
+      // Level 4 (mode auto): write and exec tools need an approval, read tools run.
+      expect(admin.tools.bash.decision).to.include({ decision: 'ask', code: 'mode-ask', mode: 'auto' })
+      expect(admin.tools.write_note.decision).to.include({ decision: 'ask', code: 'mode-ask' })
+      expect(admin.tools.get_weather.decision).to.include({ decision: 'allow', mode: 'auto' })
     })
 
     it('shows exactly the declarations the model gets, with their byte size', async () => {
@@ -149,7 +153,7 @@ describe('console: server side', function () {
       expect(await socket.send('chatluna-tools/set-policy', 'get_weather', 'disabled')).to.include({ ok: true })
       expect((await chat.receive('tools')).join('\n')).not.to.include('get_weather')
       const table = await socket.until('chatluna-tools', (value) => value.policies.some((row) => row.origin === 'stored'))
-      expect(table.policies).to.deep.include({ pattern: 'get_weather', policy: 'disabled', origin: 'stored' })
+      expect(table.policies).to.deep.include({ pattern: 'get_weather', policy: 'disabled', origin: 'stored', updatedBy: 'console:owner' })
       expect(table.tools.find((row) => row.name === 'get_weather').policy).to.deep.equal({ policy: 'disabled', pattern: 'get_weather' })
       const report = await socket.send('chatluna-tools/scope', {})
       expect(report.tools.get_weather.removedBy).to.include({ layer: 'policy', code: 'policy-disabled' })
@@ -179,10 +183,35 @@ describe('console: server side', function () {
       expect((await socket.send('chatluna-tools/calls', 5))[0].id).to.equal(calls[0].id)
     })
 
-    it('has no approvals or rules without the permission service', async () => {
-      expect(await socket.send('chatluna-tools/approvals')).to.deep.equal([])
-      expect(await socket.send('chatluna-tools/rules')).to.deep.equal([])
-      expect(await socket.send('chatluna-tools/answer', 'x1', 'once')).to.include({ ok: false, code: 'approvals-unavailable' })
+    it('lists a pending approval from chat and answers it: once runs the call, reject refuses it', async () => {
+      await socket.send('chatluna-tools/set-policy', 'get_weather', 'approval')
+      await env.app.mock.initUser('u3', 4)
+      const chat = env.app.mock.client('u3')
+      const first = chat.receive('tools.call get_weather {"city":"Paris"}')
+      const [approval] = await socket.until('chatluna-tools-approvals', (value) => value?.length === 1)
+      expect(approval).to.include({ tool: 'get_weather', action: 'tool:get_weather', userId: 'u3', platform: 'mock' })
+      expect(await socket.send('chatluna-tools/approvals')).to.deep.equal([approval])
+      const answered = await socket.send('chatluna-tools/answer', approval.id, 'once')
+      expect(answered).to.include({ ok: true, code: 'approved' })
+      expect((await first).join('\n')).to.include('Paris: 21 °C')
+      await socket.until('chatluna-tools-approvals', (value) => value?.length === 0)
+      expect(env.app.tools.history.at(-1)).to.include({ tool: 'get_weather', status: 'success' })
+
+      const second = chat.receive('tools.call get_weather {"city":"Rome"}')
+      const [next] = await socket.until('chatluna-tools-approvals', (value) => value?.length === 1)
+      expect(await socket.send('chatluna-tools/answer', next.id, 'reject')).to.include({ ok: true, code: 'rejected' })
+      expect((await second).join('\n')).not.to.include('Rome: 21')
+      expect(env.app.tools.history.at(-1)).to.include({ tool: 'get_weather', status: 'denied' })
+      expect(await socket.send('chatluna-tools/answer', next.id, 'once')).to.include({ ok: false, code: 'already-answered' })
+      expect(await socket.send('chatluna-tools/answer', 'zzzz', 'once')).to.include({ ok: false, code: 'unknown-id' })
+      await socket.send('chatluna-tools/set-policy', 'get_weather', null)
+    })
+
+    it('lists permission rules', async () => {
+      await env.app.tools.permissions.rules.add({ effect: 'deny', action: 'tool:bash', userId: 'u9', createdBy: 'test' })
+      const rules = await socket.send('chatluna-tools/rules')
+      expect(rules).to.have.length(1)
+      expect(rules[0]).to.include({ effect: 'deny', action: 'tool:bash', userId: 'u9', createdBy: 'test' })
     })
   })
 
@@ -193,8 +222,10 @@ describe('console: server side', function () {
       env = await createConsoleApp({
         auth: { admin: { enabled: true, password: 'admin-password' } },
         plugins: [[demoTools]],
+        config: { consoleAuthority: 2, policies: { get_weather: 'approval' } },
       })
       await env.app.database.create('user', { name: 'alice', authority: 1, password: sha256('alice-password') } as any)
+      await env.app.database.create('user', { name: 'bob', authority: 2, password: sha256('bob-password') } as any)
     })
 
     after(() => env?.dispose())
@@ -233,10 +264,29 @@ describe('console: server side', function () {
       const listener = env.app.console.listeners['chatluna-tools/set-policy']
       const client = { auth: { id: 7, name: 'alice', authority: 1, expiredAt: Date.now() + 60000 } }
       const error = await Promise.resolve().then(() => listener.callback.call(client, 'bash', 'disabled')).then(() => null, (error) => error.message)
-      expect(error).to.equal('console-authority: this page needs authority 4; console user "alice" has authority 1')
+      expect(error).to.equal('console-authority: this page needs authority 2; console user "alice" has authority 1')
       expect(env.app.tools.policies.resolve('bash')).to.equal(undefined)
       const anonymous = await Promise.resolve().then(() => listener.callback.call({}, 'bash', 'disabled')).then(() => null, (error) => error.message)
-      expect(anonymous).to.equal('console-authority: log in to the console with a user of authority 4 or more')
+      expect(anonymous).to.equal('console-authority: log in to the console with a user of authority 2 or more')
+    })
+
+    it('answers approvals with the same rules as chat: a console user below the approver authority may not', async () => {
+      await env.app.mock.initUser('u1', 4)
+      const pending = env.app.mock.client('u1').receive('tools.call get_weather {"city":"Oslo"}')
+      const bob = await loggedIn('bob', 'bob-password')
+      const admin = await loggedIn('admin', 'admin-password')
+      try {
+        const [approval] = await bob.until('chatluna-tools-approvals', (value) => value?.length === 1)
+        const refused = await bob.send('chatluna-tools/answer', approval.id, 'once')
+        expect(refused).to.include({ ok: false, code: 'not-allowed' })
+        expect(await admin.send('chatluna-tools/answer', approval.id, 'once')).to.include({ ok: true, code: 'approved' })
+        expect((await pending).join('\n')).to.include('Oslo: 21 °C')
+        const entry = (await env.app.tools.permissions.audit(1))[0]
+        expect(entry).to.include({ tool: 'get_weather', approver: 'console:admin', answer: 'once' })
+      } finally {
+        bob.close()
+        admin.close()
+      }
     })
 
     it('lets an admin (authority 5) use the page', async () => {
