@@ -70,7 +70,8 @@ export function useText() {
 
 /** Shows a failed page action in the console's message area, in words the admin understands. */
 export function reportError(t: (key: string, params?: any) => string, error: unknown) {
-  const text = String((error as any)?.message ?? error)
+  // The console sends a listener's error as its stack: keep the message line.
+  const text = String((error as any)?.message ?? error).split('\n')[0].replace(/^\w*Error: /, '')
   if (text === 'unauthorized' || text.startsWith('console-authority')) {
     message.error(t('errors.unauthorized', { authority: requiredAuthority.value }))
   } else {

@@ -165,6 +165,17 @@ describe('console: the page in Chromium', function () {
     expect((await chat.receive('tools')).join('\n')).to.include('get_weather')
   })
 
+  it('shows a refused action as one clear line', async () => {
+    await page.locator('[data-tab="policies"]').click()
+    await page.locator('.policy-list .pattern-input input').fill('two words')
+    await page.locator('.policy-list .add-policy').click()
+    const error = page.locator('.el-message--error')
+    await error.waitFor()
+    expect(await error.innerText()).to.equal('Failed: the pattern must be 1 to 255 characters without spaces')
+    expect(await page.locator('.policies tr[data-pattern="two words"]').count()).to.equal(0)
+    await page.locator('.policy-list .pattern-input input').fill('')
+  })
+
   it('(d) a pending approval created from chat appears in the page; approving it there lets the call run', async () => {
     await page.locator('[data-tab="policies"]').click()
     await page.locator('.policy-list .pattern-input input').fill('get_weather')

@@ -166,6 +166,8 @@ describe('console: server side', function () {
       const refused = (promise: Promise<unknown>) => promise.then(() => { throw new Error('accepted') }, (error) => String(error.message))
       expect(await refused(socket.send('chatluna-tools/set-policy', 'bash', 'sometimes'))).to.match(/invalid-input: policy must be one of auto, approval, disabled/)
       expect(await refused(socket.send('chatluna-tools/set-policy', '', 'disabled'))).to.match(/invalid-input: pattern/)
+      // Refused by the permission service's policy store, reported the same way.
+      expect(await refused(socket.send('chatluna-tools/set-policy', 'two words', 'disabled'))).to.match(/invalid-input: the pattern must be 1 to 255 characters without spaces/)
       expect(await refused(socket.send('chatluna-tools/scope', { authority: 9 }))).to.match(/invalid-input: authority/)
       expect(await refused(socket.send('chatluna-tools/scope', 'group'))).to.match(/invalid-input: the scope must be an object/)
       expect(await refused(socket.send('chatluna-tools/answer', 'abc', 'maybe'))).to.match(/invalid-input: answer/)
