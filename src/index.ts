@@ -1,10 +1,8 @@
-import { resolve } from 'path'
 import { Context } from 'koishi'
 import { Config } from './config'
 import { ToolService } from './service'
 import { applyCommands } from './commands'
-import { PathGuard } from './builtin/path-guard'
-import { createReadTool } from './builtin/read'
+import { applyBuiltinTools } from './builtin'
 import { locales } from './locales'
 
 export * from './types'
@@ -16,6 +14,9 @@ export type { PermissionGate, PermissionVerdict } from './permission/gate'
 export type { ToolExplanation } from './visibility/explain'
 export type { SceneRule } from './visibility/scene'
 export type { ToolPolicy } from './permission/policy'
+export type { Skill, SkillExplanation, SkillInfo, SkillManager } from './skills'
+export { analyzeCommandLine } from './builtin/shell/analyze'
+export type { FoundCommand, ShellAnalysis } from './builtin/shell/analyze'
 
 export const name = 'chatluna-tools'
 export const inject = {
@@ -35,11 +36,7 @@ export function apply(ctx: Context, config: Config) {
   ctx.plugin(ToolService, config)
 
   ctx.inject(['tools'], (ctx) => {
-    const workDir = resolve(ctx.baseDir, config.workDir)
-    const guard = new PathGuard({ workDir, readOnlyDirs: [ctx.tools.outputDir] })
-    if (config.read.enabled) {
-      ctx.tools.define(createReadTool(ctx, guard, () => config.read), { source: 'builtin' })
-    }
+    applyBuiltinTools(ctx, config)
     applyCommands(ctx, config)
   })
 }

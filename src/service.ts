@@ -15,6 +15,7 @@ import { Pipeline } from './pipeline/pipeline'
 import { formatForModel } from './pipeline/result'
 import { emitEvent, plainLifecycle } from './pipeline/hooks'
 import { DeclarationOptions, modeDeclarations, toDialect } from './modes'
+import { createSkillManager, SkillManager } from './skills'
 
 declare module 'koishi' {
   interface Context {
@@ -58,6 +59,8 @@ export class ToolService extends Service {
   gate: PermissionGate
   /** The most recent finished calls, oldest first. */
   readonly history: ToolCallLogEntry[] = []
+  /** The skill system: SKILL.md files, their catalog and enabled states. */
+  readonly skills: SkillManager
 
   private app: Context
 
@@ -94,6 +97,7 @@ export class ToolService extends Service {
       },
     })
     const changed = () => this.app.emit('chatluna/tools-changed')
+    this.skills = createSkillManager(ctx, config, this.owners, changed)
     ctx.effect(() => this.registry.subscribe(changed))
     ctx.effect(() => this.owners.subscribe(changed))
   }
@@ -147,7 +151,7 @@ export class ToolService extends Service {
       userId: session.userId,
       private: session.isDirect,
       authority: typeof authority === 'number' ? authority : 0,
-      locale: this.locales(session)[0],
+      locale: this.locales(session).find(Boolean),
       ...extra,
     }
   }
