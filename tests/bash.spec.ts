@@ -212,5 +212,11 @@ describe('builtin bash', function () {
       expect(low.error.code).to.equal('insufficient-authority')
       expect((await bash('   ')).error.code).to.equal('empty-command')
     })
+
+    it('says clearly when the configured shell cannot be run', async () => {
+      await open({ shellPath: '/nonexistent/sh' })
+      const result = await bash('echo hi')
+      expect(result.error).to.include({ code: 'shell-not-found', message: 'The shell "/nonexistent/sh" cannot be run.' })
+    })
   })
 })

@@ -31,13 +31,20 @@ function safePart(value: string | undefined) {
 /**
  * The backup folder name of a scope (issue "Built-in tools", item 4:
  * "the session key is sanitised so it can never leave that folder"):
- * platform, channel, user and agent, each reduced to `[A-Za-z0-9_-]`
+ * platform, channel and user (from the scope, else its chat session) and
+ * agent, each reduced to `[A-Za-z0-9_-]`
  * (no dots, no separators), joined by `.`, cut to {@link maxKeyLength}
  * characters, followed by an FNV-1a hash of the raw values so sessions
  * whose names sanitise alike stay apart. Never `.`, `..` or a path.
  */
 export function sessionKey(scope: ToolScope): string {
-  const raw = [scope.platform, scope.channelId, scope.userId, scope.agent].map((value) => value ?? '')
+  const { session } = scope
+  const raw = [
+    scope.platform ?? session?.platform,
+    scope.channelId ?? session?.channelId,
+    scope.userId ?? session?.userId,
+    scope.agent,
+  ].map((value) => (typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value)))
   const readable = raw.map(safePart).join('.').slice(0, maxKeyLength)
   return `${readable}.${fnv1a(raw.join('\0')).toString(16).padStart(8, '0')}`
 }

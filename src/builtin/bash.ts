@@ -4,7 +4,7 @@ import { ToolCall, ToolDefinition } from '../types'
 import { ToolRunError } from '../pipeline/errors'
 import { BashConfig } from './config'
 import { commandParts, CommandRules, compileRules } from './shell/rules'
-import { RunResult, ShellRunner } from './process/runner'
+import { RunResult, shellAvailable, ShellRunner } from './process/runner'
 import { describeIn, localizedArgs, toolDescription } from './texts'
 
 /** Arguments of `bash` (RuleGo seed, "bash — 行动力"). */
@@ -126,6 +126,11 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
     async run(args, call) {
       if (!args.command.trim()) {
         throw new ToolRunError('empty-command', 'The command is empty.', { status: 'invalid' })
+      }
+      if (!shellAvailable(runner.shellPath)) {
+        throw new ToolRunError('shell-not-found', `The shell ${JSON.stringify(runner.shellPath)} cannot be run.`, {
+          hint: 'The bot owner should check the bash.shellPath setting.',
+        })
       }
       const current = config()
       const notes: string[] = []

@@ -1,4 +1,4 @@
-import { closeSync, constants as fsConstants, existsSync, mkdirSync, openSync } from 'fs'
+import { accessSync, closeSync, constants as fsConstants, existsSync, mkdirSync, openSync } from 'fs'
 import { randomBytes } from 'crypto'
 import { constants } from 'os'
 import * as pty from 'node-pty'
@@ -15,6 +15,17 @@ const shellCandidates = ['/bin/bash', '/usr/bin/bash', '/usr/local/bin/bash', '/
 export function detectShell(configured?: string): string {
   if (configured) return configured
   return shellCandidates.find((path) => existsSync(path)) ?? 'sh'
+}
+
+/** Whether a shell path can be executed (a bare name is looked up by the system at spawn). */
+export function shellAvailable(shell: string) {
+  if (!shell.includes('/')) return true
+  try {
+    accessSync(shell, fsConstants.X_OK)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** Variables passed to commands when `inheritEnv` is off: nothing secret, enough to work. */
@@ -94,6 +105,11 @@ export class ShellRunner {
   private counter = 0
 
   constructor(private shell: () => string, private inheritEnv: () => boolean) {}
+
+  /** The shell commands run with. */
+  get shellPath() {
+    return this.shell()
+  }
 
   /** Runs one command line; never rejects for the command's own failure. Throws if the shell cannot start. */
   run(command: string, options: RunOptions): Promise<RunResult> {

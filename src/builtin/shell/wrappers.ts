@@ -27,8 +27,6 @@ export interface WrapperSpec {
   bareShell?: boolean
   /** The command gets more arguments at run time (`xargs`). */
   openArgs?: boolean
-  /** The first word after the options is the command to run inside it (`busybox rm`). */
-  applet?: boolean
 }
 
 /** Wrapper commands and their options. */
@@ -70,7 +68,7 @@ export const wrappers: Record<string, WrapperSpec> = {
   unbuffer: {},
   strace: { valued: ['-o', '-e', '-s', '-u', '-E', '-a', '-P', '-S', '-X', '-O', '-I', '-b'], noRun: ['-p'] },
   ltrace: { valued: ['-o', '-e', '-s', '-u', '-a', '-n', '-x', '-A', '-D', '-F', '-L'], noRun: ['-p'] },
-  busybox: { applet: true },
+  busybox: {},
 }
 
 /** What {@link readWrapper} found. */
