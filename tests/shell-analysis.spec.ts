@@ -141,6 +141,15 @@ describe('shell analysis', () => {
       ['rm $FLAGS x', /deny rule "rm -rf" cannot be checked/],
       ['find . | xargs rm', /deny rule "rm -rf" cannot be checked/],
       ['bash -c "$X"', /command string of bash is built at run time/],
+      [`git -c alias.x='!chmod 777 f' x`, /git -c sets an option whose value is a command/],
+      [`git config core.pager 'sh x.sh'`, /git config sets an option/],
+      ['tar -cf a.tar --checkpoint=1 --checkpoint-action=exec=sh x.sh .', /tar runs a command/],
+      [`rsync -e 'sh -c x' a b:`, /rsync runs a command/],
+      [`ssh -o ProxyCommand='chmod 777 f' host`, /ssh -o runs a local command/],
+      [`vim -c '!chmod 777 f' x`, /editor runs commands/],
+      [`compgen -C 'chmod 777 f' x`, /compgen -C/],
+      ['echo chmod 777 f | at now', /at runs commands from its input later/],
+      ['run-parts ./hooks', /run-parts runs every script/],
     ] as [string, RegExp][]) {
       it(`asks for ${JSON.stringify(line)}`, () => {
         const parts = commandParts(line, defaults)
@@ -154,7 +163,7 @@ describe('shell analysis', () => {
     for (const line of [
       'node --version', 'python3 -V', 'bash --version', 'awk \'{ print $1 }\' f', `awk -F: '/a|b/ { n++ } END { print n || 0 }' f`,
       `sed -i 's/a/b/g' f`, `sed -n '/x/,/y/p;$=' f`, 'find . -name "*.ts" -type f', 'git log --oneline | head -n 5',
-      'ls -la /bin/sh', 'npm test 2>&1 | tail -n 20', `echo "$HOME" '$(not run)'`, 'cat <<EOF\nplain text\nEOF',
+      'ls -la /bin/sh', 'npm test 2>&1 | tail -n 20', 'git -c color.ui=never log', 'tar -czf out.tgz src', 'ssh -o BatchMode=yes host uptime', `echo "$HOME" '$(not run)'`, 'cat <<EOF\nplain text\nEOF',
     ]) {
       it(`passes ${JSON.stringify(line)} without asking`, () => {
         expect(verdicts(commandParts(line, defaults))).to.deep.equal([])

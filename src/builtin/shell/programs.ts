@@ -1,5 +1,6 @@
 import { ArgWord, isOption } from './words'
 import { awkRunsCommands, sedRunsCommands } from './scripts'
+import { escapeReason } from './escapes'
 
 /**
  * What the analysis learns from one command's name and arguments, beyond
@@ -276,6 +277,8 @@ export function inspectProgram(name: string, args: ArgWord[]): ProgramInsight {
         break
     }
   }
+  const escape = escapeReason(lower, args)
+  if (escape) insight.asks.push(escape)
   if (reevaluating.has(lower) && args.some((arg) => arg.value !== undefined && /\$\(|`/.test(arg.value))) {
     insight.asks.push(`${name} evaluates a string holding a command substitution`)
   }
