@@ -163,7 +163,7 @@ describe('shell analysis', () => {
     for (const line of [
       'node --version', 'python3 -V', 'bash --version', 'awk \'{ print $1 }\' f', `awk -F: '/a|b/ { n++ } END { print n || 0 }' f`,
       `sed -i 's/a/b/g' f`, `sed -n '/x/,/y/p;$=' f`, 'find . -name "*.ts" -type f', 'git log --oneline | head -n 5',
-      'ls -la /bin/sh', 'npm test 2>&1 | tail -n 20', 'git -c color.ui=never log', 'tar -czf out.tgz src', 'ssh -o BatchMode=yes host uptime', `echo "$HOME" '$(not run)'`, 'cat <<EOF\nplain text\nEOF',
+      'while IFS= read -r line; do echo "$line"; done < f', 'ls -la /bin/sh', 'npm test 2>&1 | tail -n 20', 'git -c color.ui=never log', 'tar -czf out.tgz src', 'ssh -o BatchMode=yes host uptime', `echo "$HOME" '$(not run)'`, 'cat <<EOF\nplain text\nEOF',
     ]) {
       it(`passes ${JSON.stringify(line)} without asking`, () => {
         expect(verdicts(commandParts(line, defaults))).to.deep.equal([])
