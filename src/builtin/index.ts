@@ -1,4 +1,3 @@
-import { mkdir } from 'fs/promises'
 import { join, resolve } from 'path'
 import { Context, Logger } from 'koishi'
 import { Config } from '../config'
@@ -17,7 +16,8 @@ const logger = new Logger('chatluna-tools')
  * Defines the built-in tools `read`, `write`, `edit`, `bash` and `skill`
  * that the config enables (issue "Built-in tools"), all confined to the
  * workDir and the extra dirs by one path guard (spooled outputs readable
- * too). Processes started by `bash` are killed when this context is
+ * too). The workDir is created when first written to (write, bash), not
+ * here. Processes started by `bash` are killed when this context is
  * disposed; skill directories are watched while it lives.
  */
 export function applyBuiltinTools(ctx: Context, config: Config) {
@@ -28,7 +28,6 @@ export function applyBuiltinTools(ctx: Context, config: Config) {
     extraDirs: config.extraDirs.map((dir) => resolve(ctx.baseDir, dir)),
     readOnlyDirs: [service.outputDir],
   })
-  mkdir(workDir, { recursive: true }).catch((error) => logger.warn('cannot create the workDir %s: %s', workDir, error.message))
   const define = (definition: any) => service.define(definition, { source: 'builtin' })
 
   if (config.read.enabled) define(createReadTool(guard, () => config.read))
