@@ -130,5 +130,13 @@ describe('builtin read (search and list)', () => {
       expect((await read({ operation: 'list', path: 'notes.txt' })).error).to.include({ code: 'not-a-directory' })
       expect((await read({ operation: 'list', path: '../outside' })).error).to.include({ code: 'outside-workdir' })
     })
+
+    it('treats a workspace that was never written to as empty', async () => {
+      await test.dispose()
+      test = await createApp({ workDir: 'fresh' })
+      expect(await text({ operation: 'list', path: '.' })).to.equal('Directory "." is empty.')
+      expect(await text({ operation: 'search', path: '.', query: 'x' })).to.equal('No matches for "x" in ".".')
+      expect((await read({ operation: 'list', path: 'missing' })).error.code).to.equal('not-found')
+    })
   })
 })

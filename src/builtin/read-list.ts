@@ -48,6 +48,8 @@ async function describeEntry(entry: WalkEntry) {
  */
 export async function listDirectory(guard: PathGuard, args: ListArgs & { path: string }, config: ReadConfig, signal?: AbortSignal): Promise<string> {
   const resolved = await guarded(guard, args.path)
+  // The workspace itself is created on first use: until then it is empty.
+  if (!resolved.exists && resolved.relative === '.') return `Directory ${quote(args.path)} is empty.`
   if (!resolved.exists) {
     throw new ToolRunError('not-found', `${quote(args.path)} does not exist.`, { hint: 'Check the path; it is relative to the workspace ("." is the workspace itself).' })
   }

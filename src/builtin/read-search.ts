@@ -116,6 +116,8 @@ export async function searchFiles(guard: PathGuard, args: SearchArgs & { path: s
   const mode = args.output_mode ?? 'content'
   const limit = Math.min(args.head_limit ?? config.maxSearchResults, config.maxSearchResults)
   const resolved = await guarded(guard, args.path)
+  // The workspace itself is created on first use: until then nothing matches.
+  if (!resolved.exists && resolved.relative === '.') return `No matches for ${quote(args.query)} in ${quote(args.path)}.`
   if (!resolved.exists) {
     throw new ToolRunError('not-found', `${quote(args.path)} does not exist.`, { hint: 'Check the path; it is relative to the workspace ("." is the workspace itself).' })
   }
