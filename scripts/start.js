@@ -230,6 +230,18 @@ function consoleUrl() {
 
 // 5. Run Koishi and stay its supervisor.
 
+// The MCP server of the demo config (koishi.yml.example, `mcp.servers`):
+// the reference server from the dev dependencies, run by this Node.js.
+function mcpDemoEnv() {
+  const env = { CHATLUNA_TOOLS_NODE: process.execPath }
+  try {
+    env.CHATLUNA_TOOLS_MCP_EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js', { paths: [root] })
+  } catch {
+    log('@modelcontextprotocol/server-everything is not installed (npm install): the demo MCP server will not connect')
+  }
+  return env
+}
+
 function startKoishi() {
   const koishiPkg = require.resolve('koishi/package.json', { paths: [root] })
   const { bin } = JSON.parse(fs.readFileSync(koishiPkg, 'utf8'))
@@ -244,7 +256,7 @@ function startKoishi() {
     cwd: demoDir,
     stdio: 'inherit',
     detached: !isWindows,
-    env: process.env,
+    env: { ...mcpDemoEnv(), ...process.env },
   })
 
   const signalGroup = (signal) => {

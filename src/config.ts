@@ -4,13 +4,16 @@ import { PipelineConfig } from './pipeline/config'
 import { PermissionConfig } from './permission/config'
 import { VisibilityConfig } from './visibility/config'
 import { CommandConfig } from './commands/config'
+import { ModesConfig } from './modes/config'
+import { AgentConfig } from './agent/config'
+import { McpConfig } from './mcp/config'
 
 /**
  * The plugin's configuration: one section per area (DESIGN.md "Layout"),
  * each defined in its own folder's `config.ts` with its texts under
  * `_config.<section>` in the locale files.
  */
-export interface Config extends BuiltinConfig, PipelineConfig, PermissionConfig, VisibilityConfig, CommandConfig {}
+export interface Config extends BuiltinConfig, PipelineConfig, PermissionConfig, VisibilityConfig, CommandConfig, ModesConfig, AgentConfig, McpConfig {}
 
 export const Config: Schema<Config> = Schema.intersect([
   BuiltinConfig,
@@ -18,4 +21,7 @@ export const Config: Schema<Config> = Schema.intersect([
   PermissionConfig,
   VisibilityConfig,
   CommandConfig,
+  ModesConfig,
+  AgentConfig,
+  McpConfig,
 ]) as Schema<Config>

@@ -3,7 +3,11 @@ import { Config } from './config'
 import { ToolService } from './service'
 import { applyCommands } from './commands'
 import { applyBuiltinTools } from './builtin'
+import { createToolSearchTool } from './modes/tool-search'
 import { locales } from './locales'
+import { applyAgent } from './agent'
+import { applyMcpCommands } from './commands/mcp'
+import { applyMcpServer } from './mcp/server'
 
 export * from './types'
 export * from './service'
@@ -14,13 +18,21 @@ export type { PermissionGate, PermissionVerdict } from './permission/gate'
 export type { ToolExplanation } from './visibility/explain'
 export type { SceneRule } from './visibility/scene'
 export type { ToolPolicy } from './permission/policy'
+export type { ToolMode, DeclarationOptions, ToolDeclaration } from './modes'
+export { conversationKey } from './modes/loaded'
+export { AgentRunner, ChatProvider, ProviderError } from './agent'
+export type { AgentOptions, SubAgentConfig } from './agent'
+export type { McpServerStatus, McpServerState, McpTestReport } from './mcp/connection'
+export type { McpServerConfig, McpSelfConfig } from './mcp/config'
+export type { McpManager } from './mcp/manager'
+export type { McpSelfProvider } from './mcp/self'
 export type { Skill, SkillExplanation, SkillInfo, SkillManager } from './skills'
 export { analyzeCommandLine } from './builtin/shell/analyze'
 export type { FoundCommand, ShellAnalysis } from './builtin/shell/analyze'
 
 export const name = 'chatluna-tools'
 export const inject = {
-  optional: ['database', 'console'],
+  optional: ['database', 'console', 'http', 'server'],
 }
 
 export const usage = `
@@ -37,6 +49,18 @@ export function apply(ctx: Context, config: Config) {
 
   ctx.inject(['tools'], (ctx) => {
     applyBuiltinTools(ctx, config)
+    const tools = ctx.tools
+    tools.define(createToolSearchTool({
+      search: tools.searchMode,
+      config: () => config,
+      locales: (scope) => tools.scopeLocales(scope),
+    }), { source: 'builtin' })
     applyCommands(ctx, config)
+    applyMcpCommands(ctx)
   })
+  applyAgent(ctx, config.agent)
+
+  if (config.mcp.server.enabled) {
+    ctx.inject(['tools', 'server'], (ctx) => applyMcpServer(ctx, ctx.tools.mcp.self, config.mcp.server))
+  }
 }

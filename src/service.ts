@@ -5,7 +5,7 @@ import {
   DefineOptions, ToolCall, ToolCallLogEntry, ToolCallRequest, ToolDefinition, ToolEntry, ToolOwner,
   ToolProgress, ToolResult, ToolScope,
 } from './types'
-import { ToolRegistry } from './registry/registry'
+import { RegisteredTool, ToolRegistry } from './registry/registry'
 import { VisibilityChain } from './visibility/chain'
 import { OwnerStates } from './visibility/owners'
 import { explainTool, ToolExplanation } from './visibility/explain'
@@ -14,7 +14,10 @@ import { MinimumAuthorityGate, PermissionGate } from './permission/gate'
 import { Pipeline } from './pipeline/pipeline'
 import { formatForModel } from './pipeline/result'
 import { emitEvent, plainLifecycle } from './pipeline/hooks'
-import { DeclarationOptions, modeDeclarations, toDialect } from './modes'
+import { DeclarationOptions, modeDeclarations, resolveMode, toDialect, ToolMode } from './modes'
+import { SearchMode } from './modes/search'
+import type { AgentRunner } from './agent/runner'
+import { McpManager } from './mcp/manager'
 import { createSkillManager, SkillManager } from './skills'
 
 declare module 'koishi' {
@@ -57,8 +60,14 @@ export class ToolService extends Service {
   readonly pipeline: Pipeline
   /** The permission stage; the permission service replaces it. */
   gate: PermissionGate
+  /** The agent runner while `agent.enabled` (issue "Agent runner"); undefined otherwise. */
+  agent?: AgentRunner
   /** The most recent finished calls, oldest first. */
   readonly history: ToolCallLogEntry[] = []
+  /** Search mode: deferred tools, the ranker, tools loaded per conversation (DESIGN.md "Modes"). */
+  readonly searchMode: SearchMode
+  /** MCP servers as tools, and these tools as an MCP provider (issue "MCP"). */
+  readonly mcp: McpManager
   /** The skill system: SKILL.md files, their catalog and enabled states. */
   readonly skills: SkillManager
 
@@ -81,6 +90,8 @@ export class ToolService extends Service {
       policies: this.policies,
       owners: this.owners,
     })
+    this.searchMode = new SearchMode({ registry: this.registry, visibility: this.visibility, config: () => this.config })
+    ctx.on('dispose', () => this.searchMode.dispose())
     const lifecycle = plainLifecycle(ctx)
     this.pipeline = new Pipeline({
       lifecycle,
@@ -90,12 +101,15 @@ export class ToolService extends Service {
       timeout: () => this.config.timeout,
       maxOutputLength: () => this.config.maxOutputLength,
       outputDir: () => this.outputDir,
+      loaded: (name, scope) => this.searchMode.isLoaded(scope, name),
+      isModeTool: (entry) => this.searchMode.isModeTool(entry),
       record: (entry, result) => {
         this.history.push(entry)
         if (this.history.length > historySize) this.history.shift()
         emitEvent(lifecycle, 'chatluna/tool-call', [entry, result])
       },
     })
+    this.mcp = new McpManager(ctx, this, () => this.config.mcp)
     const changed = () => this.app.emit('chatluna/tools-changed')
     this.skills = createSkillManager(ctx, config, this.owners, changed)
     ctx.effect(() => this.registry.subscribe(changed))
@@ -156,22 +170,40 @@ export class ToolService extends Service {
     }
   }
 
-  /** Tools visible in a scope, in name order (DESIGN.md "Visibility"). */
+  /**
+   * Tools visible in a scope, in name order (DESIGN.md "Visibility").
+   * Mode tools (`tool_search`) are part of a mode, not tools to choose, and
+   * are left out.
+   */
   list(scope: ToolScope = {}): ToolEntry[] {
-    return this.registry.active().filter((entry) => this.visibility.isVisible(entry, scope))
+    return this.registry.active().filter((entry) => !this.searchMode.isModeTool(entry) && this.visibility.isVisible(entry, scope))
   }
 
   /** Why a tool is or is not visible in a scope, layer by layer, with shadowing. */
   explain(name: string, scope: ToolScope = {}): ToolExplanation {
-    return explainTool(this.registry, this.visibility, name, scope)
+    // Names offered as similar to an unknown one: not tool_search, which is part of a mode.
+    const candidates = this.registry.get(name)
+      ? undefined
+      : this.registry.active().filter((entry) => !this.searchMode.isModeTool(entry)).map((entry) => entry.definition.name)
+    return explainTool(this.registry, this.visibility, name, scope, candidates)
   }
 
-  /** Exactly what the model is shown in a scope. */
+  /**
+   * Exactly what the model is shown in a scope, in `mode` (default: the
+   * config's `mode`, default `auto`). Throws a `TypeError` for an unknown
+   * mode or dialect.
+   */
   declarations(scope: ToolScope = {}, options: DeclarationOptions = {}): any[] {
-    const { mode = 'native', dialect = 'openai' } = options
+    const { dialect = 'openai' } = options
     const locales = options.locales ?? this.scopeLocales(scope)
-    const entries = this.registry.active().filter((entry) => this.visibility.isVisible(entry, scope))
-    return toDialect(modeDeclarations(mode, entries, scope, locales), dialect)
+    const entries = this.list(scope) as RegisteredTool[]
+    const mode = resolveMode(options.mode ?? this.config.mode, entries.length, this.config.searchThreshold)
+    return toDialect(modeDeclarations(mode, entries, scope, locales, this.searchMode), dialect)
+  }
+
+  /** The concrete mode (`native` or `search`) that `declarations` uses in a scope for `mode` (default: the config's). */
+  modeFor(scope: ToolScope = {}, mode: ToolMode = this.config.mode): 'native' | 'search' {
+    return resolveMode(mode, this.list(scope).length, this.config.searchThreshold) as 'native' | 'search'
   }
 
   /** Runs one call through the whole pipeline; never throws for tool faults. */
@@ -195,7 +227,8 @@ export class ToolService extends Service {
     return this.app.i18n.fallback(preferred)
   }
 
-  private scopeLocales(scope: ToolScope) {
+  /** Locales of a scope for descriptions: its `locale`, then the app's fallbacks. */
+  scopeLocales(scope: ToolScope) {
     return this.app.i18n.fallback(scope.locale ? [scope.locale] : [])
   }
 }

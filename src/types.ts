@@ -117,7 +117,7 @@ export type ContentBlock =
   | { type: 'image'; data?: string; url?: string; mimeType: string }
   | { type: 'file'; path?: string; url?: string; name?: string; mimeType?: string; size?: number }
   | { type: 'audio'; data?: string; url?: string; mimeType: string }
-  | { type: 'resource'; uri: string; text?: string; mimeType?: string }
+  | { type: 'resource'; uri: string; text?: string; mimeType?: string; name?: string; description?: string }
 
 /**
  * What `run` may return: a string, a list of content blocks, a structured
@@ -233,6 +233,21 @@ export interface ToolDefinition<A = any, R = any> {
   filter?: (scope: ToolScope) => boolean
   /** Visibility layer 5: the skill or MCP server that owns the tool. */
   owner?: ToolOwner
+  /** Hints about the tool's behaviour for clients (MCP tool annotations); never trusted for permissions. */
+  annotations?: ToolAnnotations
+}
+
+/**
+ * Hints about a tool, as MCP carries them (`title`, `readOnlyHint`,
+ * `destructiveHint`, `idempotentHint`, `openWorldHint`). Tools from MCP
+ * servers keep the server's; tools served over MCP send them to clients.
+ */
+export interface ToolAnnotations {
+  title?: string
+  readOnlyHint?: boolean
+  destructiveHint?: boolean
+  idempotentHint?: boolean
+  openWorldHint?: boolean
 }
 
 /** Options of `ctx.tools.define`. */

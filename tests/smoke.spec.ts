@@ -128,8 +128,10 @@ describe('npm start (smoke)', function () {
     const notes = readFileSync(join(demoDir, 'demo-workspace/notes.txt'), 'utf8').trim().split('\n')
     expect(notes.length).to.be.at.least(20)
     expect(JSON.parse(readFileSync(join(demoDir, 'demo-workspace/data/sample.json'), 'utf8'))).to.be.an('object')
-    // The plugin itself loaded without errors.
+    // The plugin itself loaded without errors, and the demo MCP server connected.
     expect(output).to.match(/apply plugin chatluna-tools/)
+    for (let waited = 0; !/MCP server everything connected \(stdio, \d+ tools\)/.test(output) && waited < 15000; waited += 200) await sleep(200)
+    expect(output).to.match(/MCP server everything connected \(stdio, \d+ tools\)/)
     expect(output).not.to.match(/\[E\]/)
 
     // Stop the whole tree and wait for it.

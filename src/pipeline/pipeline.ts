@@ -35,6 +35,14 @@ export interface PipelineHost {
   maxOutputLength(): number
   /** Absolute directory for spooled outputs. */
   outputDir(): string
+  /**
+   * Whether `tool_search` loaded the tool in the scope's conversation: the
+   * model was shown it in that result, so it counts as shown even when
+   * the caller's `shown` list predates the search.
+   */
+  loaded?(name: string, scope: ToolScope): boolean
+  /** Whether a tool belongs to a mode (`tool_search`): it is not offered as a close name. */
+  isModeTool?(entry: RegisteredTool): boolean
   record(entry: ToolCallLogEntry, result: ToolResult): void
 }
 
@@ -101,7 +109,9 @@ export class Pipeline {
     // 1. Resolve the name.
     const entry = registry.resolve(requested)
     if (!entry) {
-      const candidates = registry.active().filter((tool) => visibility.isVisible(tool, scope)).map((tool) => tool.definition.name)
+      const candidates = registry.active()
+        .filter((tool) => !this.host.isModeTool?.(tool) && visibility.isVisible(tool, scope))
+        .map((tool) => tool.definition.name)
       const close = closestNames(requested, candidates)
       return [failure('invalid', {
         code: 'unknown-tool',
@@ -114,7 +124,7 @@ export class Pipeline {
 
     // 2. Visibility: a model may only call what it was shown in this scope.
     if (frame.depth === 0) {
-      const hidden = request.shown && !request.shown.includes(name)
+      const hidden = request.shown && !request.shown.includes(name) && !this.host.loaded?.(name, scope)
       const verdict = hidden ? undefined : visibility.firstFailure(entry, scope)
       if (hidden || verdict) {
         return [failure('denied', {

@@ -93,14 +93,19 @@ function describeRunError(error: any, abort: LazyAbort): { status: ToolStatus; e
       error: {
         code: reason.status,
         message: reason.message,
-        hint: reason.status === 'timeout' ? 'Try a smaller task, or ask for less output.' : undefined,
+        ...reason.status === 'timeout' && { hint: 'Try a smaller task, or ask for less output.' },
       },
     }
   }
   if (error instanceof ToolRunError) {
     return {
       status: error.options.status ?? 'error',
-      error: { code: error.code, message: error.message, hint: error.options.hint, issues: error.options.issues },
+      error: {
+        code: error.code,
+        message: error.message,
+        ...error.options.hint && { hint: error.options.hint },
+        ...error.options.issues && { issues: error.options.issues },
+      },
     }
   }
   const name = error?.name && error.name !== 'Error' ? `${error.name}: ` : ''

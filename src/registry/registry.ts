@@ -32,6 +32,8 @@ export class ToolRegistry {
   private entries = new Map<string, RegisteredTool[]>()
   private order = 0
   private listeners = new Set<() => void>()
+  private namesCache?: string[]
+  private activeCache?: RegisteredTool[]
 
   /**
    * Adds a definition for the plugin whose context is `ctx`. Throws a
@@ -107,14 +109,16 @@ export class ToolRegistry {
     return matches.length === 1 ? this.get(matches[0]) : undefined
   }
 
-  /** Every active entry, in name order. */
+  /** Every active entry, in name order. A fresh array; computed once per change. */
   active(): RegisteredTool[] {
-    return this.names().map((name) => this.get(name))
+    this.activeCache ??= this.names().map((name) => this.get(name))
+    return this.activeCache.slice()
   }
 
-  /** Every registered name, sorted. */
+  /** Every registered name, sorted. A fresh array; computed once per change. */
   names() {
-    return [...this.entries.keys()].sort()
+    this.namesCache ??= [...this.entries.keys()].sort()
+    return this.namesCache.slice()
   }
 
   /** All entries of a name, active first. */
@@ -139,6 +143,8 @@ export class ToolRegistry {
   }
 
   private changed() {
+    this.namesCache = undefined
+    this.activeCache = undefined
     for (const listener of this.listeners) listener()
   }
 }

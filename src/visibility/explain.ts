@@ -29,11 +29,14 @@ export interface ToolExplanation {
   similar: string[]
 }
 
-/** Builds the explanation of `name` in `scope`; never throws. */
-export function explainTool(registry: ToolRegistry, chain: VisibilityChain, name: string, scope: ToolScope): ToolExplanation {
+/**
+ * Builds the explanation of `name` in `scope`; never throws. `candidates`
+ * are the names offered as similar (default: every registered name).
+ */
+export function explainTool(registry: ToolRegistry, chain: VisibilityChain, name: string, scope: ToolScope, candidates = registry.names()): ToolExplanation {
   const entry = registry.get(name)
   if (!entry) {
-    return { name, registered: false, visible: false, layers: [], shadowed: [], similar: closestNames(name, registry.names(), 3) }
+    return { name, registered: false, visible: false, layers: [], shadowed: [], similar: closestNames(name, candidates, 3) }
   }
   const layers = chain.explain(entry, scope)
   const removedBy = layers.find((verdict) => !verdict.passed)

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'fs/promises'
 import { tmpdir } from 'os'
 import { join } from 'path'
-import { App, Dict } from 'koishi'
+import { App, Dict, HTTP } from 'koishi'
 import mock from '@koishijs/plugin-mock'
 import memory from '@koishijs/plugin-database-memory'
 import * as tools from '../../src'
@@ -16,14 +16,16 @@ export interface TestApp {
 /**
  * A real Koishi app with the mock adapter and this plugin, in a fresh temp
  * base dir. `database: true` adds the in-memory database (users get
- * authorities); `locale` sets the app's first locale.
+ * authorities); `locale` sets the app's first locale; `http: true` adds
+ * Koishi's HTTP client (`ctx.http`, needed by the agent).
  */
-export async function createApp(config: Dict = {}, options: { database?: boolean; locale?: string } = {}): Promise<TestApp> {
+export async function createApp(config: Dict = {}, options: { database?: boolean; locale?: string; http?: boolean } = {}): Promise<TestApp> {
   const baseDir = await mkdtemp(join(tmpdir(), 'chatluna-tools-test-'))
   const app = new App({ i18n: { locales: options.locale === 'en-US' ? ['en-US', 'zh-CN'] : ['zh-CN', 'en-US'] } } as any)
   app.baseDir = baseDir
   app.plugin(mock)
   if (options.database) app.plugin(memory)
+  if (options.http) app.plugin(HTTP)
   app.plugin(tools, config)
   await app.start()
   return {

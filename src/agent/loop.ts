@@ -1,0 +1,167 @@
+import { Awaitable } from 'koishi'
+import { ToolResult, ToolScope } from '../types'
+import { ToolService } from '../service'
+import { stripStrictNulls } from '../modes/strict'
+import { AssistantMessage, ChatMessage, CompletionResult, RawToolCall } from './messages'
+import { ChatProvider } from './provider'
+import { ProviderError } from './errors'
+import { outcomeNote, repairToolCalls, TurnGuards } from './guards'
+
+/** A tool call of one step, as the loop will run it. */
+export interface PlannedCall {
+  /** The repaired call (never-empty id) with the name and arguments the model sent. */
+  call: RawToolCall
+  /** Set when a guard refused the call: the text the model reads instead of a result. */
+  refusal?: string
+}
+
+/** A tool call the loop handled, in order. */
+export interface HandledCall extends PlannedCall {
+  /** The result record, when the call ran through the pipeline. */
+  result?: ToolResult
+  /** The tool message content the model read. */
+  text: string
+}
+
+/** Options of {@link runLoop}. */
+export interface LoopOptions {
+  provider: ChatProvider
+  /** The tool service (hold the reference: reading `ctx.tools` goes through a proxy). */
+  tools: ToolService
+  /** The scope of every call: session, authority, agent, turn. */
+  scope: ToolScope
+  /** System prompt, earlier turns and the new user message; the loop appends this turn's messages. */
+  messages: ChatMessage[]
+  /** Most model requests (steps) in this run. */
+  maxSteps: number
+  dialect: 'openai' | 'openai-strict'
+  signal?: AbortSignal
+  /** Called before a batch of tool calls runs, with the model's text of that step (progress messages). */
+  onToolCalls?: (calls: PlannedCall[], text: string | null) => Awaitable<void>
+}
+
+/**
+ * How a run ended:
+ * - `answer`: the model answered in text (`text`, possibly empty);
+ * - `max-steps`: `maxSteps` requests were made and the model still wanted
+ *   tools; the calls of the last response did not run;
+ * - `stopped`: the model kept calling tools after the repetition guard had
+ *   asked it to answer (`tool_choice: "none"`), so the loop stopped;
+ * - `error`: a model request failed (`error`).
+ */
+export interface LoopResult {
+  status: 'answer' | 'max-steps' | 'stopped' | 'error'
+  text: string
+  /** Model requests made. */
+  steps: number
+  calls: HandledCall[]
+  error?: ProviderError
+}
+
+/**
+ * The agent loop (issue "Agent runner", item 3): request → tool calls →
+ * results as tool messages → request … until a text answer or the step
+ * limit. Every call goes through `ctx.tools.call` with the scope and the
+ * names the model was shown; calls of one step run concurrently when every
+ * called tool is parallel (`traits.parallel ?? effect === 'read'`),
+ * otherwise in order. Guards: see `guards.ts`. When the model has been
+ * refused a repeated call twice in a turn, the next request asks for a
+ * text answer (`tool_choice: "none"`). Never throws: failures of the
+ * endpoint end the run with `status: 'error'`.
+ */
+export async function runLoop(options: LoopOptions): Promise<LoopResult> {
+  const { provider, tools, scope, messages, maxSteps, dialect, signal } = options
+  const guards = new TurnGuards()
+  const calls: HandledCall[] = []
+  let answerOnly = false
+  for (let step = 1; step <= maxSteps; step++) {
+    const declarations = tools.declarations(scope, { dialect })
+    const shown = declarations.map((declaration) => declaration.function.name)
+    let completion: CompletionResult
+    try {
+      completion = await provider.complete({ messages, tools: declarations, toolChoice: answerOnly ? 'none' : undefined }, signal)
+    } catch (error) {
+      const failure = error instanceof ProviderError ? error : new ProviderError('bad-response', String(error?.message ?? error))
+      return { status: 'error', text: '', steps: step, calls, error: failure }
+    }
+    const text = completion.content ?? ''
+    if (!completion.toolCalls.length) {
+      messages.push({ role: 'assistant', content: text })
+      return { status: 'answer', text, steps: step, calls }
+    }
+    if (answerOnly) {
+      // The model ignored tool_choice "none" (some servers do): stop here.
+      messages.push({ role: 'assistant', content: text })
+      return { status: 'stopped', text, steps: step, calls }
+    }
+
+    const repaired = repairToolCalls(completion.toolCalls)
+    const assistant: AssistantMessage = { role: 'assistant', content: completion.content, tool_calls: repaired.map((item) => item.wire) }
+    if (completion.reasoningContent !== undefined) assistant.reasoning_content = completion.reasoningContent
+    messages.push(assistant)
+
+    if (step === maxSteps) {
+      for (const { raw } of repaired) {
+        messages.push({ role: 'tool', tool_call_id: raw.id, content: 'Not run: this turn reached its step limit.' })
+      }
+      return { status: 'max-steps', text, steps: step, calls }
+    }
+
+    const planned: PlannedCall[] = repaired.map(({ raw }) => ({ call: raw, refusal: guards.repetition(raw) }))
+    try {
+      await options.onToolCalls?.(planned, completion.content)
+    } catch {}
+    const runnable = planned.filter((item) => !item.refusal)
+    const run = (item: PlannedCall) => tools.call({
+      name: item.call.name,
+      args: argumentsFor(tools, item.call, dialect),
+      id: item.call.id,
+      scope,
+      shown,
+      signal,
+    })
+    const results = new Map<PlannedCall, ToolResult>()
+    if (runnable.every((item) => isParallel(tools, item.call.name))) {
+      const settled = await Promise.all(runnable.map(run))
+      runnable.forEach((item, index) => results.set(item, settled[index]))
+    } else {
+      for (const item of runnable) results.set(item, await run(item))
+    }
+
+    for (const item of planned) {
+      const result = results.get(item)
+      const content = item.refusal
+        ?? [outcomeNote(result), tools.format(result), guards.outcome(item.call, result)].filter(Boolean).join('\n')
+      messages.push({ role: 'tool', tool_call_id: item.call.id, content })
+      calls.push({ ...item, result, text: content })
+    }
+    if (guards.refusals >= 2) answerOnly = true
+  }
+  // Not reached: the last step returns above.
+  return { status: 'max-steps', text: '', steps: maxSteps, calls }
+}
+
+/** Whether a call may overlap others: the tool's `parallel` trait, default true for `read` tools; unknown names count as parallel. */
+function isParallel(tools: ToolService, name: string) {
+  const entry = tools.registry.resolve(name)
+  if (!entry) return true
+  const traits = entry.definition.traits ?? {}
+  return traits.parallel ?? (traits.effect ?? 'exec') === 'read'
+}
+
+/**
+ * The arguments handed to the pipeline: the model's text as it is (the
+ * pipeline reports malformed JSON), except under the strict dialect, where
+ * `null` for an optional field (how strict mode says "not given") is
+ * removed again.
+ */
+function argumentsFor(tools: ToolService, call: RawToolCall, dialect: LoopOptions['dialect']) {
+  if (dialect !== 'openai-strict') return call.arguments
+  const entry = tools.registry.resolve(call.name)
+  if (!entry) return call.arguments
+  try {
+    return stripStrictNulls(entry.schema.jsonSchema(), JSON.parse(call.arguments || '{}'))
+  } catch {
+    return call.arguments
+  }
+}
