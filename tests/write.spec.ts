@@ -36,7 +36,7 @@ describe('builtin write', () => {
   it('overwrites atomically and keeps the permission bits', async () => {
     await chmod(join(work, 'old.txt'), 0o640)
     const result = await write({ path: 'old.txt', content: 'new content', operation: 'overwrite' })
-    expect(resultText(result)).to.equal('Overwrote "old.txt" (11 bytes, 1 lines).')
+    expect(resultText(result)).to.equal('Overwrote "old.txt" (11 bytes, 1 line).')
     expect(await readFile(join(work, 'old.txt'), 'utf8')).to.equal('new content')
     expect((await stat(join(work, 'old.txt'))).mode & 0o777).to.equal(0o640)
     expect((await readdir(work)).filter((name) => name.endsWith('.tmp'))).to.deep.equal([])

@@ -112,7 +112,7 @@ export function createWriteTool(guard: PathGuard, config: () => WriteConfig): To
       }
       const verb = !resolved.exists ? 'Created' : operation === 'append' ? 'Appended to' : 'Overwrote'
       const lines = text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0)
-      return `${verb} ${quote(args.path)} (${size} bytes, ${lines} lines).`
+      return `${verb} ${quote(args.path)} (${size} byte${size === 1 ? '' : 's'}, ${lines} line${lines === 1 ? '' : 's'}).`
     },
   }
 }
