@@ -104,6 +104,7 @@ function prepareWorkspace() {
       '- read `data/sample.json`',
       '- read `src/hello.py`',
       '- read `../koishi.yml` (outside the workspace: refused)',
+      '- skill `todo-triage` or `write-a-skill` (the example skills in `skills/`)',
       '',
       'These files are created once by `npm start` and never overwritten:',
       'delete one to get it back.',
@@ -137,6 +138,16 @@ function prepareWorkspace() {
   for (const [name, content] of Object.entries(files)) {
     if (writeIfAbsent(path.join(workspace, name), content)) created += 1
   }
+  // Example skills (scripts/demo/skills/<name>/SKILL.md), for the skill tool.
+  const demoFiles = path.join(__dirname, 'demo')
+  const copy = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const source = path.join(dir, entry.name)
+      if (entry.isDirectory()) copy(source)
+      else if (writeIfAbsent(path.join(workspace, path.relative(demoFiles, source)), fs.readFileSync(source))) created += 1
+    }
+  }
+  copy(demoFiles)
   if (created) log(`wrote ${created} sample file(s) to ${workspace}`)
 }
 

@@ -1,10 +1,8 @@
-import { resolve } from 'path'
 import { Context } from 'koishi'
 import { Config } from './config'
 import { ToolService } from './service'
 import { applyCommands } from './commands'
-import { PathGuard } from './builtin/path-guard'
-import { createReadTool } from './builtin/read'
+import { applyBuiltinTools } from './builtin'
 import { createToolSearchTool } from './modes/tool-search'
 import { locales } from './locales'
 import { applyAgent } from './agent'
@@ -38,6 +36,9 @@ export type { McpServerStatus, McpServerState, McpTestReport } from './mcp/conne
 export type { McpServerConfig, McpSelfConfig } from './mcp/config'
 export type { McpManager } from './mcp/manager'
 export type { McpSelfProvider } from './mcp/self'
+export type { Skill, SkillExplanation, SkillInfo, SkillManager } from './skills'
+export { analyzeCommandLine } from './builtin/shell/analyze'
+export type { FoundCommand, ShellAnalysis } from './builtin/shell/analyze'
 
 export const name = 'chatluna-tools'
 export const inject = {
@@ -57,11 +58,7 @@ export function apply(ctx: Context, config: Config) {
   ctx.plugin(ToolService, config)
 
   ctx.inject(['tools'], (ctx) => {
-    const workDir = resolve(ctx.baseDir, config.workDir)
-    const guard = new PathGuard({ workDir, readOnlyDirs: [ctx.tools.outputDir] })
-    if (config.read.enabled) {
-      ctx.tools.define(createReadTool(ctx, guard, () => config.read), { source: 'builtin' })
-    }
+    applyBuiltinTools(ctx, config)
     const tools = ctx.tools
     tools.define(createToolSearchTool({
       search: tools.searchMode,

@@ -20,6 +20,7 @@ import { DeclarationOptions, modeDeclarations, resolveMode, toDialect, ToolMode 
 import { SearchMode } from './modes/search'
 import type { AgentRunner } from './agent/runner'
 import { McpManager } from './mcp/manager'
+import { createSkillManager, SkillManager } from './skills'
 
 declare module 'koishi' {
   interface Context {
@@ -75,6 +76,8 @@ export class ToolService extends Service {
   readonly searchMode: SearchMode
   /** MCP servers as tools, and these tools as an MCP provider (issue "MCP"). */
   readonly mcp: McpManager
+  /** The skill system: SKILL.md files, their catalog and enabled states. */
+  readonly skills: SkillManager
 
   private app: Context
 
@@ -117,6 +120,7 @@ export class ToolService extends Service {
     })
     this.mcp = new McpManager(ctx, this, () => this.config.mcp)
     const changed = () => this.app.emit('chatluna/tools-changed')
+    this.skills = createSkillManager(ctx, config, this.owners, changed)
     ctx.effect(() => this.registry.subscribe(changed))
     ctx.effect(() => this.owners.subscribe(changed))
   }
@@ -170,7 +174,7 @@ export class ToolService extends Service {
       userId: session.userId,
       private: session.isDirect,
       authority: typeof authority === 'number' ? authority : 0,
-      locale: this.locales(session)[0],
+      locale: this.locales(session).find(Boolean),
       ...extra,
     }
   }

@@ -2,7 +2,7 @@ import { expect } from 'chai'
 import { mkdir, writeFile } from 'fs/promises'
 import { join } from 'path'
 import { Schema } from 'koishi'
-import { createApp, TestApp } from './helpers/app'
+import { createApp, onlyRead, TestApp } from './helpers/app'
 import { ReplayServer, startReplayServer, strictProblems } from './helpers/replay-server'
 import { answer, calls, completion, stream } from './helpers/completions'
 
@@ -21,6 +21,7 @@ describe('agent: guards and reported failures', function () {
   before(async () => {
     server = await startReplayServer()
     test = await createApp({
+      ...onlyRead,
       workDir: 'workspace',
       agent: { enabled: true, baseURL: server.baseURL, model: 'replay-model', progress: 'never' },
     }, { database: true, http: true, locale: 'en-US' })

@@ -22,8 +22,24 @@ for (const locale of ['en-US', 'zh-CN'] as const) {
       test.app.tools.define({ name: 'clock', description: 'Tell the time.\nMore text.', traits: { effect: 'read' }, run: () => 'noon' })
       const client = test.app.mock.client('member')
       await client.shouldReply('tools', en
-        ? 'Tools available here (2):\nclock — Tell the time.\nread — Read a text file from the workspace. Returns numbered lines. Use line_from/line…'
-        : '当前会话可用的工具（2 个）：\nclock — Tell the time.\nread — Read a text file from the workspace. Returns numbered lines. Use line_from/line…')
+        ? [
+          'Tools available here (6):',
+          'bash — Run a shell command line in the workspace and get its output, exit code and dur…',
+          'clock — Tell the time.',
+          'edit — Change part of a text file in the workspace; the previous content is backed up …',
+          'read — Read files, search text and list directories in the workspace. operation "file"…',
+          'skill — Load a skill: instructions for a specialised task, and files in its base direct…',
+          'write — Create, overwrite or append to a text file in the workspace. operation "create"…',
+        ].join('\n')
+        : [
+          '当前会话可用的工具（6 个）：',
+          'bash — 在工作区中执行一行 shell 命令，返回输出、退出码和耗时。支持管道、&&、; 和重定向。过长的输出只显示开头和结尾，完整内容保存到可读取的文件。执行前会按…',
+          'clock — Tell the time.',
+          'edit — 修改工作区中文本文件的一部分，修改前会先备份原内容。operation 为 "line" 时用 content 替换 line_from 到 line_to …',
+          'read — 读取工作区中的文件、搜索文本、列出目录。operation 为 "file"（默认）时返回文本文件带行号的内容，长文件可用 line_from/line_to…',
+          'skill — 加载一个技能：某类专门任务的操作说明，以及其基础目录中的文件。在执行下列技能所涵盖的任务之前，先以技能名调用本工具，并按返回的说明去做。',
+          'write — 在工作区中创建、覆盖或追加文本文件。operation 为 "create"（默认）时文件已存在则失败，"overwrite" 整体替换，"append" 先…',
+        ].join('\n'))
     })
 
     it('tools.call read replies with the first lines of a workspace file for an authority-3 user', async () => {
@@ -80,8 +96,8 @@ for (const locale of ['en-US', 'zh-CN'] as const) {
     it('tools.info on an unknown name says it is not registered', async () => {
       const client = test.app.mock.client('member')
       await client.shouldReply('tools.info raed', en
-        ? 'No plugin has registered a tool named "raed", so the model cannot see it.\nRegistered tools with similar names: read.'
-        : '没有插件注册名为 "raed" 的工具，所以模型看不到它。\n名字相近的已注册工具：read。')
+        ? 'No plugin has registered a tool named "raed", so the model cannot see it.\nRegistered tools with similar names: read, bash, edit.'
+        : '没有插件注册名为 "raed" 的工具，所以模型看不到它。\n名字相近的已注册工具：read, bash, edit。')
     })
   })
 }

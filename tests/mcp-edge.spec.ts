@@ -6,7 +6,7 @@ import { join } from 'path'
 import { Logger } from 'koishi'
 import { ToolProgress } from '../src'
 import { toolNamePattern } from '../src/registry/names'
-import { createApp, TestApp } from './helpers/app'
+import { createApp, onlyRead, TestApp } from './helpers/app'
 import { fixtureBin, isAlive, sleep, stdioServer, waitFor } from './helpers/mcp'
 
 // Edge cases with our fixture server (tests/fixtures/mcp-fixture.cjs),
@@ -43,7 +43,7 @@ describe('MCP client: edge cases (fixture server)', function () {
   })
 
   async function start(servers: any[], options: Record<string, unknown> = {}) {
-    test = await createApp({ mcp: { retryDelay: 100, servers, ...options } })
+    test = await createApp({ ...onlyRead, mcp: { retryDelay: 100, servers, ...options } })
     await test.app.tools.mcp.settled()
     return test.app
   }

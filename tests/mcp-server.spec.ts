@@ -11,6 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import * as tools from '../src'
 import { freePort, sleep, waitFor } from './helpers/mcp'
+import { onlyRead } from './helpers/app'
 
 // Our MCP server ("self"), tested with the SDK's own client over HTTP on
 // 127.0.0.1 (issue "MCP", item 7 and acceptance).
@@ -30,7 +31,7 @@ async function startServerApp(mcpServer: Dict, extra: Dict = {}, port?: number):
   app.baseDir = baseDir
   app.plugin(mock)
   app.plugin(server, { host: '127.0.0.1', port })
-  app.plugin(tools, { ...extra, mcp: { ...extra.mcp, server: { enabled: true, token, ...mcpServer } } })
+  app.plugin(tools, { ...onlyRead, ...extra, mcp: { ...extra.mcp, server: { enabled: true, token, ...mcpServer } } })
   await app.start()
   await waitFor(() => app.server?.port, 5000, 'the server to listen')
   return {

@@ -2,7 +2,7 @@ import { expect } from 'chai'
 import { Dict } from 'koishi'
 import * as plugin from '../src'
 import { ToolScope } from '../src'
-import { createApp, TestApp } from './helpers/app'
+import { createApp, noBuiltins, TestApp } from './helpers/app'
 import { conversationKey, LoadedTools, maxConversations, maxLoadedPerConversation } from '../src/modes/loaded'
 import { catalogBudget } from '../src/modes/search'
 import { chineseTools } from './fixtures/search-corpus'
@@ -19,7 +19,7 @@ describe('tool modes', () => {
   afterEach(() => test?.dispose())
 
   async function start(config: Dict = {}) {
-    test = await createApp({ read: { enabled: false }, ...config })
+    test = await createApp({ ...noBuiltins, ...config })
     return test.app.tools
   }
 

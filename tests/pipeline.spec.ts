@@ -2,13 +2,13 @@ import { expect } from 'chai'
 import { readFile, writeFile, mkdir } from 'fs/promises'
 import { join } from 'path'
 import { Schema, sleep } from 'koishi'
-import { createApp, TestApp } from './helpers/app'
+import { createApp, onlyRead, TestApp } from './helpers/app'
 import { formatForModel } from '../src'
 
 describe('pipeline', () => {
   let test: TestApp
   beforeEach(async () => {
-    test = await createApp({ workDir: 'work' })
+    test = await createApp({ workDir: 'work', ...onlyRead })
     await mkdir(join(test.baseDir, 'work'), { recursive: true })
     await writeFile(join(test.baseDir, 'work/notes.txt'), 'line one\nline two\n')
     await writeFile(join(test.baseDir, 'secret.txt'), 'the secret\n')

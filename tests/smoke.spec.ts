@@ -120,6 +120,8 @@ describe('npm start (smoke)', function () {
       'demo-workspace/notes.txt',
       'demo-workspace/data/sample.json',
       'demo-workspace/src/hello.py',
+      'demo-workspace/skills/todo-triage/SKILL.md',
+      'demo-workspace/skills/write-a-skill/SKILL.md',
     ]) {
       expect(existsSync(join(demoDir, file)), file).to.be.true
     }

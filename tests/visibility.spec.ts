@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { Schema } from 'koishi'
-import { createApp, TestApp, toolPlugin } from './helpers/app'
+import { createApp, noBuiltins, TestApp, toolPlugin } from './helpers/app'
 import { explanationLines } from '../src/visibility/explain'
 
 const names = (entries: { definition: { name: string } }[]) => entries.map((entry) => entry.definition.name)
@@ -13,7 +13,7 @@ describe('visibility: five layers, each only narrows', () => {
   let test: TestApp
   beforeEach(async () => {
     test = await createApp({
-      read: { enabled: false },
+      ...noBuiltins,
       scenes: [
         { name: 'no-bash-in-groups', kind: 'group', deny: ['bash'] },
         { name: 'discord-only-safe', platform: 'discord', allow: ['safe_*'] },

@@ -3,6 +3,7 @@ import { ToolService } from '../service'
 import { explanationLines } from '../visibility/explain'
 import { ToolResult } from '../types'
 import { formatForModel } from '../pipeline/result'
+import { describeTool } from '../modes'
 import { CommandConfig } from './config'
 import { PermissionConfig } from '../permission/config'
 import { permissionText } from '../permission/texts'
@@ -57,11 +58,13 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
   ctx.command('tools')
     .userFields(['authority'])
     .action(({ session }) => {
-      const tools = ctx.tools.list(ctx.tools.scope(session, { authority: sessionAuthority(session) }))
+      const scope = ctx.tools.scope(session, { authority: sessionAuthority(session) })
+      const tools = ctx.tools.list(scope)
       if (!tools.length) return session.text('.empty')
+      const locales = ctx.tools.locales(session)
       return [
         session.text('.header', { count: tools.length }),
-        ...tools.map((entry) => `${entry.definition.name} — ${firstLine(entry.definition.description)}`),
+        ...tools.map((entry) => `${entry.definition.name} — ${firstLine(describeTool(entry as any, scope, locales))}`),
       ].join('\n')
     })
 
@@ -79,7 +82,7 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
       const effect = traits.effect ?? 'exec'
       const lines = [
         session.text('.title', { name, source: entry.source, plugin: entry.plugin }),
-        definition.description,
+        describeTool(entry as any, scope, locales),
         session.text('.traits', {
           effect,
           parallel: String(traits.parallel ?? effect === 'read'),

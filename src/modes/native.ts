@@ -11,7 +11,7 @@ export function describeTool(entry: RegisteredTool, scope: ToolScope, locales: s
   const { definition } = entry
   if (definition.describe) {
     try {
-      const text = definition.describe({ scope, locale: locales[0] })
+      const text = definition.describe({ scope, locale: locales.find(Boolean) })
       if (typeof text === 'string' && text) return text
     } catch {}
   }

@@ -39,6 +39,17 @@ export async function createApp(config: Dict = {}, options: { database?: boolean
   }
 }
 
+/** Config that leaves only the built-in `read` tool on (for specs about the pipeline itself). */
+export const onlyRead = {
+  write: { enabled: false },
+  edit: { enabled: false },
+  bash: { enabled: false },
+  skills: { enabled: false },
+}
+
+/** Config without any built-in tool. */
+export const noBuiltins = { ...onlyRead, read: { enabled: false } }
+
 /** A named test plugin that injects `tools`, as a real plugin would. */
 export function toolPlugin(name: string, apply: (ctx: import('koishi').Context) => void) {
   return { name, inject: ['tools'], apply }

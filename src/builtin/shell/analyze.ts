@@ -1,0 +1,216 @@
+import { forEachChild, parse } from 'unbash'
+import type { Assignment, Command, SyntaxNode, Word } from 'unbash'
+import { ArgWord, argWord, basename, isSystemPath, staticValue } from './words'
+import { readWrapper, wrappers } from './wrappers'
+import { inspectProgram } from './programs'
+
+/** One command a shell line would run (issue "Built-in tools", item 6). */
+export interface FoundCommand {
+  /** Program base name after unquoting (`/bin/rm`, `\rm`, `r'm'` → `rm`); `''` when built at run time. */
+  name: string
+  /** Arguments after the name: text after quote removal, `undefined` where built at run time. */
+  args: (string | undefined)[]
+  /** The command as written, from its name to its end. */
+  text: string
+  /** Why it cannot be judged statically; non-empty → the call asks. */
+  asks: string[]
+  /** Wrappers it was found in, outermost first (`sudo`, `find -exec`, `bash -c`). */
+  via: string[]
+  /** Runs as another user (inside or as `sudo`, `su`, `doas`, `pkexec`). */
+  elevated: boolean
+  /** More arguments arrive at run time (`xargs`, `find -exec`). */
+  openArgs: boolean
+}
+
+/** The commands of a shell line and what keeps it from being judged. */
+export interface ShellAnalysis {
+  commands: FoundCommand[]
+  /** Problems of the line as a whole (parse errors, prompt expansion, risky variables). */
+  problems: string[]
+  /** Names of the functions the line defines. */
+  functions: Set<string>
+}
+
+/** Nesting of re-analysed command strings (`bash -c 'bash -c …'`) before giving up. */
+const maxDepth = 8
+
+/**
+ * Variables that make later commands run other code: the dynamic loader,
+ * shell start-up files and prompts, pagers and editors, interpreter
+ * options. Setting one of them asks.
+ */
+const riskyVariable = /^(LD_[A-Z_]+|DYLD_[A-Z_]+|BASH_ENV|ENV|PATH|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_FUNC_.*|PAGER|GIT_PAGER|MANPAGER|SYSTEMD_PAGER|EDITOR|VISUAL|GIT_EDITOR|GIT_SSH|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS|GIT_CONFIG_.*|LESSOPEN|LESSCLOSE|NODE_OPTIONS|NODE_PATH|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|PERL5OPT|PERL5LIB|PERLLIB|RUBYOPT|RUBYLIB|BROWSER|TERMINAL|SHELL)$/
+
+interface Frame {
+  depth: number
+  via: string[]
+  elevated: boolean
+}
+
+/**
+ * Parses a shell line with unbash and collects every command it would run
+ * (issue "Built-in tools", item 6): pipelines, lists (`;` `&&` `||` `&`,
+ * newlines), subshells, brace groups, `if`/`for`/`while`/`case`, function
+ * bodies, `$(…)`, backticks, `<(…)`/`>(…)`, expansions inside double
+ * quotes and parameter defaults, here-documents and here-strings,
+ * arithmetic. Wrappers are looked through (`sudo chmod` finds `sudo` and
+ * `chmod`), command strings of `bash -c`, `su -c`, `eval`, `env -S`,
+ * `watch` and `trap` are analysed too. Never throws: a parse error is a
+ * problem of the line (the call then asks).
+ */
+export function analyzeCommandLine(line: string): ShellAnalysis {
+  const analysis: ShellAnalysis = { commands: [], problems: [], functions: new Set() }
+  analyzeSource(line, analysis, { depth: 0, via: [], elevated: false })
+  return analysis
+}
+
+function analyzeSource(source: string, analysis: ShellAnalysis, frame: Frame) {
+  if (frame.depth > maxDepth) {
+    analysis.problems.push(`command strings are nested more than ${maxDepth} levels deep`)
+    return
+  }
+  let script: SyntaxNode
+  try {
+    script = parse(source)
+  } catch (error) {
+    analysis.problems.push(`the command line could not be parsed: ${error?.message ?? error}`)
+    return
+  }
+  const sources: string[] = [source]
+  const visit = (node: SyntaxNode) => {
+    const owned = node.type === 'Script' && typeof node.source === 'string'
+    if (owned) sources.push((node as any).source)
+    if (node.type === 'Script' && (node as any).errors?.length) {
+      for (const error of (node as any).errors) analysis.problems.push(`the command line could not be parsed: ${error.message} (at character ${error.pos + 1})`)
+    }
+    const text = sources[sources.length - 1]
+    switch (node.type) {
+      case 'Command':
+        onCommand(node, text, analysis, frame)
+        break
+      case 'Function':
+        if (node.name.value) analysis.functions.add(node.name.value)
+        break
+      case 'Assignment':
+        onAssignment(node, analysis)
+        break
+      case 'ParameterExpansion':
+        if (node.operation?.type === 'Transform' && /P/.test(node.operation.operand?.value ?? '')) {
+          analysis.problems.push(`the prompt expansion \${…@P} can run command substitutions stored in a variable`)
+        }
+        break
+      case 'TestCommand':
+        checkReevaluated(node, analysis, '[[ … ]]')
+        break
+    }
+    forEachChild(node, visit)
+    if (owned) sources.pop()
+  }
+  visit(script)
+}
+
+/** Asks when a word evaluated again by `[[ -v … ]]` or arithmetic holds a command substitution as text. */
+function checkReevaluated(node: SyntaxNode, analysis: ShellAnalysis, what: string) {
+  const scan = (child: SyntaxNode) => {
+    if (child.type === 'Word') {
+      const value = staticValue(child)
+      if (value !== undefined && /\$\(|`/.test(value)) {
+        analysis.problems.push(`${what} evaluates a string holding a command substitution`)
+      }
+    }
+    forEachChild(child, scan)
+  }
+  forEachChild(node, scan)
+}
+
+function onAssignment(node: Assignment, analysis: ShellAnalysis) {
+  if (riskyVariable.test(node.name)) {
+    analysis.problems.push(`setting ${node.name} changes which code later commands run`)
+  }
+  if (node.value.type === 'Word') {
+    const value = staticValue(node.value)
+    if (value !== undefined && /\$\(|`/.test(value)) {
+      analysis.problems.push(`the variable ${node.name} holds a command substitution as text, which arithmetic or prompt expansion could run`)
+    }
+  }
+}
+
+function onCommand(command: Command, source: string, analysis: ShellAnalysis, frame: Frame) {
+  if (!command.name) return
+  const words: ArgWord[] = [argWord(command.name)]
+  for (const item of command.suffix) {
+    if (item.type === 'Word' || item.type === 'Assignment') words.push(argWord(item as Word | Assignment))
+  }
+  record(words, command.end, source, analysis, frame, false)
+}
+
+/**
+ * Records the command whose name is `words[0]` (its arguments follow),
+ * then looks into it: wrappers, command strings, `find -exec`.
+ */
+function record(words: ArgWord[], end: number, source: string, analysis: ShellAnalysis, frame: Frame, openArgs: boolean) {
+  const [nameWord, ...args] = words
+  const found: FoundCommand = {
+    name: '',
+    args: args.map((arg) => arg.value),
+    text: source.slice(nameWord.pos, end),
+    asks: [],
+    via: frame.via,
+    elevated: frame.elevated,
+    openArgs,
+  }
+  analysis.commands.push(found)
+  if (nameWord.value === undefined) {
+    found.asks.push(`the command name ${JSON.stringify(nameWord.text)} is built at run time`)
+    return
+  }
+  if (nameWord.value === '') {
+    found.asks.push('the command name is empty')
+    return
+  }
+  found.name = basename(nameWord.value)
+  if (!isSystemPath(nameWord.value)) {
+    found.asks.push(`${JSON.stringify(nameWord.value)} runs a program by a path outside the system directories, which cannot be judged by its name`)
+  }
+
+  const wrapper = wrappers[found.name]
+  if (wrapper) {
+    if (wrapper.elevated) found.elevated = true
+    const reading = readWrapper(found.name, wrapper, args)
+    if (reading.problem) found.asks.push(reading.problem)
+    for (const assignment of reading.assignments) {
+      const name = assignment.slice(0, assignment.indexOf('='))
+      if (riskyVariable.test(name)) found.asks.push(`setting ${name} changes which code the command runs`)
+    }
+    const inner: Frame = { depth: frame.depth, via: [...frame.via, found.name], elevated: found.elevated }
+    for (const script of reading.scripts) nested(script, `${found.name} -c`, analysis, { ...inner, depth: frame.depth + 1 }, found)
+    for (const split of reading.splits) nested(split, `${found.name} -S`, analysis, { ...inner, depth: frame.depth + 1 }, found)
+    if (reading.noRun) return
+    if (reading.inner !== undefined) {
+      record(args.slice(reading.inner), end, source, analysis, inner, openArgs || !!wrapper.openArgs)
+    } else if (reading.shell || wrapper.bareShell) {
+      found.asks.push(`${found.name} without a command opens an interactive shell`)
+    }
+    return
+  }
+
+  const insight = inspectProgram(found.name, args)
+  found.asks.push(...insight.asks)
+  const inner: Frame = { depth: frame.depth + 1, via: [...frame.via, found.name], elevated: frame.elevated || found.name === 'su' }
+  if (found.name === 'su') found.elevated = true
+  for (const script of insight.scripts) nested(script, found.name, analysis, inner, found)
+  for (const range of insight.commands) {
+    const slice = args.slice(range.start, range.end)
+    const last = args[range.end - 1]
+    record(slice, last.end, source, analysis, { ...inner, depth: frame.depth, via: [...frame.via, `${found.name} -exec`] }, range.openArgs)
+  }
+}
+
+/** Analyses a command string run by `owner`; one built at run time makes `owner` ask. */
+function nested(code: string | undefined, label: string, analysis: ShellAnalysis, frame: Frame, owner: FoundCommand) {
+  if (code === undefined) {
+    owner.asks.push(`the command string of ${label} is built at run time`)
+    return
+  }
+  analyzeSource(code, analysis, frame)
+}

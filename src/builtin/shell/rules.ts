@@ -1,0 +1,141 @@
+import picomatch from 'picomatch'
+import { ToolAction } from '../../types'
+import { BashMode } from '../config'
+import { analyzeCommandLine, FoundCommand, ShellAnalysis } from './analyze'
+
+/** One part of a command pattern after the name. */
+type ArgPattern =
+  | { kind: 'flags'; letters: string[] }
+  | { kind: 'long'; option: string }
+  | { kind: 'number'; option: string }
+  | { kind: 'word'; test: (value: string) => boolean }
+
+/**
+ * A command pattern of the config (`mkfs*`, `rm -rf`, `git push --force`,
+ * `dd of=/dev/*`): a name glob, then argument patterns that must all
+ * appear, in any order. A short-option cluster matches when every letter
+ * appears in the command's short options (`-rf` matches `-fr`, `-r -f`,
+ * `-Rrf`); a long option matches itself or `--opt=value`; `-9`-style
+ * numbers match exactly; any other word is a glob matched against each
+ * operand. Words are separated by spaces (this is config syntax, not a
+ * shell line).
+ */
+export class CommandPattern {
+  readonly name: (value: string) => boolean
+  readonly args: ArgPattern[]
+
+  constructor(readonly source: string) {
+    const [name = '', ...rest] = source.trim().split(/\s+/)
+    this.name = picomatch(name || '\0', { dot: true })
+    this.args = rest.map((word): ArgPattern => {
+      if (/^-\d+$/.test(word)) return { kind: 'number', option: word }
+      if (word.startsWith('--') && word.length > 2) return { kind: 'long', option: word }
+      if (word.startsWith('-') && word.length > 1) return { kind: 'flags', letters: [...word.slice(1)] }
+      const glob = picomatch(word, { dot: true })
+      return { kind: 'word', test: (value) => value === word || glob(value) }
+    })
+  }
+
+  /** Whether the pattern's name matches a command name. */
+  matchesName(name: string) {
+    return !!name && this.name(name)
+  }
+
+  /** Whether a command (name and static arguments) matches the whole pattern. */
+  matches(command: FoundCommand): boolean {
+    if (!this.matchesName(command.name)) return false
+    if (!this.args.length) return true
+    const letters = new Set<string>()
+    const longs: string[] = []
+    const numbers = new Set<string>()
+    const operands: string[] = []
+    let optionsDone = false
+    for (const arg of command.args) {
+      if (arg === undefined) continue
+      if (!optionsDone && arg === '--') {
+        optionsDone = true
+      } else if (!optionsDone && /^-\d+$/.test(arg)) {
+        numbers.add(arg)
+      } else if (!optionsDone && arg.startsWith('--')) {
+        longs.push(arg)
+      } else if (!optionsDone && arg.startsWith('-') && arg.length > 1) {
+        for (const letter of arg.slice(1)) letters.add(letter)
+      } else {
+        operands.push(arg)
+      }
+    }
+    return this.args.every((pattern) => {
+      switch (pattern.kind) {
+        case 'flags': return pattern.letters.every((letter) => letters.has(letter))
+        case 'long': return longs.some((arg) => arg === pattern.option || arg.startsWith(pattern.option + '='))
+        case 'number': return numbers.has(pattern.option)
+        case 'word': return operands.some(pattern.test)
+      }
+    })
+  }
+}
+
+/** The bash tool's command lists, compiled (RuleGo seed, "bash — 行动力" security options). */
+export interface CommandRules {
+  mode: BashMode
+  allow: CommandPattern[]
+  deny: CommandPattern[]
+  denyArgs: CommandPattern[]
+}
+
+/** Compiles the config lists; empty entries are ignored. */
+export function compileRules(config: { mode: BashMode; allow: string[]; deny: string[]; denyArgs: string[] }): CommandRules {
+  const compile = (list: string[] = []) => list.filter((item) => item?.trim()).map((item) => new CommandPattern(item))
+  return {
+    mode: config.mode,
+    allow: compile(config.allow),
+    deny: compile(config.deny),
+    denyArgs: compile(config.denyArgs),
+  }
+}
+
+/** The verdict of the rules on one command: deny (with the rule), ask (why), or nothing. */
+function judgeCommand(command: FoundCommand, rules: CommandRules, analysis: ShellAnalysis): Pick<ToolAction, 'verdict' | 'reason'> {
+  const { name } = command
+  if (name) {
+    const denied = rules.deny.find((pattern) => pattern.matches(command))
+    if (denied) return { verdict: 'deny', reason: `"${name}" is on the deny list (rule "${denied.source}")` }
+    const deniedArgs = rules.denyArgs.find((pattern) => pattern.matches(command))
+    if (deniedArgs) return { verdict: 'deny', reason: `"${command.text}" matches the deny rule "${deniedArgs.source}"` }
+    if (rules.mode === 'allow' && !analysis.functions.has(name) && !rules.allow.some((pattern) => pattern.matches(command))) {
+      return { verdict: 'deny', reason: `"${name}" is not on the allow list (the bash tool is in allow mode)` }
+    }
+  }
+  const asks = [...command.asks]
+  if (name && (command.openArgs || command.args.includes(undefined))) {
+    const rule = rules.denyArgs.find((pattern) => pattern.matchesName(name))
+    if (rule) asks.push(`some arguments of "${name}" are only known at run time, so the deny rule "${rule.source}" cannot be checked`)
+  }
+  if (asks.length) return { verdict: 'ask', reason: `${asks.join('; ')}: a human must approve` }
+  return {}
+}
+
+/**
+ * The permission parts of a shell line (issue "Built-in tools", items 6
+ * and 8): one part per command found, `exec:<name>` on the command as
+ * written. A command on the deny list, matching a `denyArgs` rule, or
+ * (mode `allow`) matching no `allow` rule gets `verdict: 'deny'` with the
+ * rule; anything that cannot be judged statically gets `verdict: 'ask'`
+ * with the reason; a command run as another user (`sudo`, `su`, …) gets
+ * risk `critical`. Problems of the whole line (a parse error) become a
+ * part `exec:?` that asks. Deny rules apply whatever the mode.
+ */
+export function commandParts(line: string, rules: CommandRules, analysis = analyzeCommandLine(line)): ToolAction[] {
+  const parts: ToolAction[] = []
+  for (const problem of new Set(analysis.problems)) {
+    parts.push({ name: 'exec:?', target: line, verdict: 'ask', reason: `${problem}: a human must approve` })
+  }
+  for (const command of analysis.commands) {
+    const part: ToolAction = { name: `exec:${command.name || '?'}`, target: command.text }
+    Object.assign(part, judgeCommand(command, rules, analysis))
+    if (part.verdict === undefined) delete part.verdict
+    if (command.elevated) part.risk = 'critical'
+    parts.push(part)
+  }
+  return parts
+}
