@@ -86,7 +86,7 @@ describe('console: the page in Chromium', function () {
   })
 
   it('(a) lists the demo tools, grouped by source, and the page is in the sidebar', async () => {
-    for (const name of ['read', 'bash', 'write_note', 'get_weather']) {
+    for (const name of ['read', 'write', 'edit', 'bash', 'get_weather']) {
       await expect(await tool(page, name).count(), name).to.equal(1)
     }
     const groups = await page.locator('.tool-list .group-title').allInnerTexts()
@@ -112,7 +112,8 @@ describe('console: the page in Chromium', function () {
     // Level 1 (the default): exec and write tools would be denied, read tools not.
     await tool(page, 'bash').locator('.decision-badge[data-decision="deny"]').waitFor()
     expect(await tool(page, 'bash').locator('.decision-badge').innerText()).to.equal('would be denied')
-    expect(await tool(page, 'write_note').locator('.decision-badge[data-decision="deny"]').count()).to.equal(1)
+    expect(await tool(page, 'write').locator('.decision-badge[data-decision="deny"]').count()).to.equal(1)
+    expect(await tool(page, 'edit').locator('.decision-badge[data-decision="deny"]').count()).to.equal(1)
     expect(await tool(page, 'get_weather').locator('.decision-badge').count()).to.equal(0)
 
     // The detail panel names the layer and the rule too.
@@ -139,7 +140,7 @@ describe('console: the page in Chromium', function () {
     const expected = env.app.tools.declarations({ private: false, authority: 4 }, { mode: 'native', locales: ['en-US'] })
     expect(Number(await summary.getAttribute('data-bytes'))).to.equal(Buffer.byteLength(JSON.stringify(expected)))
     expect(await page.locator('[data-declaration]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-declaration'))))
-      .to.deep.equal(['get_weather', 'read', 'write_note'])
+      .to.deep.equal(expected.map((declaration) => declaration.function.name))
     await page.screenshot({ path: join(output, 'model-view.png') })
   })
 

@@ -32,12 +32,13 @@ describe('console: server side', function () {
     })
 
     it('pushes the tool table with source, plugin, traits and policies', async () => {
-      const table = await socket.until('chatluna-tools', (value) => value?.tools.length >= 4)
+      const table = await socket.until('chatluna-tools', (value) => value?.tools.some((row) => row.name === 'get_weather'))
       const names = table.tools.map((row) => row.name)
-      expect(names).to.include.members(['bash', 'get_weather', 'read', 'write_note'])
+      expect(names).to.include.members(['bash', 'edit', 'get_weather', 'read', 'write'])
       const bash = table.tools.find((row) => row.name === 'bash')
-      expect(bash).to.include({ active: true, source: 'plugin', plugin: 'demo-tools', effect: 'exec', risk: 'dangerous', parallel: false })
+      expect(bash).to.include({ active: true, source: 'builtin', plugin: 'chatluna-tools', effect: 'exec', parallel: false })
       expect(table.tools.find((row) => row.name === 'read')).to.include({ source: 'builtin', effect: 'read', parallel: true })
+      expect(table.tools.find((row) => row.name === 'get_weather')).to.include({ source: 'plugin', plugin: 'demo-tools', effect: 'read' })
       expect(table.policies).to.deep.equal([{ pattern: 'mcp__*', policy: 'approval', origin: 'config' }])
       expect(table.scenes).to.deep.equal(['no-bash-in-groups'])
       expect(table.features.modes).to.include('native')
@@ -70,7 +71,7 @@ describe('console: server side', function () {
       // Level 1 (mode read-only): write and exec tools would be denied, read tools allowed.
       expect(report.tools.bash.decision).to.include({ decision: 'deny', code: 'mode-deny', mode: 'read-only' })
       expect(report.tools.bash.decision.text).to.equal('The permission mode here is read-only (authority 1): exec actions are not allowed.')
-      expect(report.tools.write_note.decision).to.include({ decision: 'deny', code: 'mode-deny' })
+      expect(report.tools.write.decision).to.include({ decision: 'deny', code: 'mode-deny' })
       expect(report.tools.get_weather.decision).to.include({ decision: 'allow' })
 
       const zh = await socket.send('chatluna-tools/scope', { kind: 'group', locale: 'zh-CN' })
@@ -80,7 +81,7 @@ describe('console: server side', function () {
       expect(admin.tools.bash.visible).to.equal(true)
       // Level 4 (mode auto): write and exec tools need an approval, read tools run.
       expect(admin.tools.bash.decision).to.include({ decision: 'ask', code: 'mode-ask', mode: 'auto' })
-      expect(admin.tools.write_note.decision).to.include({ decision: 'ask', code: 'mode-ask' })
+      expect(admin.tools.write.decision).to.include({ decision: 'ask', code: 'mode-ask' })
       expect(admin.tools.get_weather.decision).to.include({ decision: 'allow', mode: 'auto' })
     })
 
@@ -90,8 +91,10 @@ describe('console: server side', function () {
       const json = JSON.stringify(expected)
       expect(report.declarations.bytes).to.equal(Buffer.byteLength(json))
       expect(JSON.parse(report.declarations.json)).to.deep.equal(expected)
-      expect(report.declarations.items.map((item) => item.name)).to.deep.equal(['get_weather', 'read', 'write_note'])
-      expect(report.declarations.count).to.equal(3)
+      const names = report.declarations.items.map((item) => item.name)
+      expect(names).to.deep.equal(expected.map((declaration) => declaration.function.name))
+      expect(names).to.include.members(['get_weather', 'read', 'write']).and.not.include('bash')
+      expect(report.declarations.count).to.equal(expected.length)
       // The agent's tool set narrows it (layer 2).
       const narrowed = await socket.send('chatluna-tools/scope', { kind: 'private', agent: 'helper', include: ['get_*'] })
       expect(narrowed.declarations.items.map((item) => item.name)).to.deep.equal(['get_weather'])
@@ -115,8 +118,11 @@ describe('console: server side', function () {
 
         const search = await socket.send('chatluna-tools/scope', { kind: 'private', authority: 4, mode: 'search' })
         expect(search.declarations).to.include({ mode: 'search', resolved: 'search' })
-        expect(search.declarations.items.map((item) => item.name)).to.deep.equal(['bash', 'get_weather', 'read', 'write_note', 'tool_search'])
         const expected = env.app.tools.declarations({ private: true, authority: 4 }, { mode: 'search' })
+        const names = search.declarations.items.map((item) => item.name)
+        expect(names).to.deep.equal(expected.map((declaration) => declaration.function.name))
+        expect(names).to.include.members(['bash', 'get_weather', 'read']).and.not.include('mcp__demo__lookup')
+        expect(names.at(-1)).to.equal('tool_search')
         expect(search.declarations.bytes).to.equal(Buffer.byteLength(JSON.stringify(expected)))
         expect(JSON.parse(search.declarations.json).at(-1).function.description).to.include('mcp__demo__lookup: Look a word up.')
 
