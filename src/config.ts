@@ -7,13 +7,14 @@ import { CommandConfig } from './commands/config'
 import { ModesConfig } from './modes/config'
 import { AgentConfig } from './agent/config'
 import { McpConfig } from './mcp/config'
+import { ConsoleConfig } from './console/config'
 
 /**
  * The plugin's configuration: one section per area (DESIGN.md "Layout"),
  * each defined in its own folder's `config.ts` with its texts under
  * `_config.<section>` in the locale files.
  */
-export interface Config extends BuiltinConfig, PipelineConfig, PermissionConfig, VisibilityConfig, CommandConfig, ModesConfig, AgentConfig, McpConfig {}
+export interface Config extends BuiltinConfig, PipelineConfig, PermissionConfig, VisibilityConfig, CommandConfig, ModesConfig, AgentConfig, McpConfig, ConsoleConfig {}
 
 export const Config: Schema<Config> = Schema.intersect([
   BuiltinConfig,
@@ -24,4 +25,5 @@ export const Config: Schema<Config> = Schema.intersect([
   ModesConfig,
   AgentConfig,
   McpConfig,
+  ConsoleConfig,
 ]) as Schema<Config>

@@ -8,6 +8,7 @@ import { locales } from './locales'
 import { applyAgent } from './agent'
 import { applyMcpCommands } from './commands/mcp'
 import { applyMcpServer } from './mcp/server'
+import { applyConsole } from './console'
 
 export * from './types'
 export * from './service'
@@ -72,4 +73,6 @@ export function apply(ctx: Context, config: Config) {
   if (config.mcp.server.enabled) {
     ctx.inject(['tools', 'server'], (ctx) => applyMcpServer(ctx, ctx.tools.mcp.self, config.mcp.server))
   }
+
+  ctx.inject(['tools', 'console'], (ctx) => applyConsole(ctx, config))
 }

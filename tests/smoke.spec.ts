@@ -5,6 +5,7 @@ import { request } from 'http'
 import { AddressInfo, createServer } from 'net'
 import { tmpdir } from 'os'
 import { join, resolve } from 'path'
+import { ConsoleSocket } from './helpers/console'
 
 // End-to-end: `node scripts/start.js` builds and installs the plugin, starts
 // Koishi in a temp demo folder and serves the console; stopping it leaves
@@ -133,6 +134,19 @@ describe('npm start (smoke)', function () {
     for (let waited = 0; !/MCP server everything connected \(stdio, \d+ tools\)/.test(output) && waited < 15000; waited += 200) await sleep(200)
     expect(output).to.match(/MCP server everything connected \(stdio, \d+ tools\)/)
     expect(output).not.to.match(/\[E\]/)
+
+    // The console page is served from the installed copy (production mode:
+    // the built dist/ inside node_modules), as it is for a marketplace install.
+    const socket = await ConsoleSocket.connect(port)
+    try {
+      const entries = await socket.until('entry', (value) => value && Object.keys(value).length > 1, 20000)
+      const files = Object.entries(entries).filter(([key]) => key !== '_id').flatMap(([, entry]: [string, any]) => entry.files)
+      const scripts = await Promise.all(files.filter((file) => file.endsWith('.js')).map((file) => get(`http://127.0.0.1:${port}${file}`)))
+      const page = scripts.find((script) => script.status === 200 && script.body.includes('chatluna-tools/scope'))
+      expect(page, `no console entry serves the tools page: ${files.join(', ')}`).to.not.equal(undefined)
+    } finally {
+      socket.close()
+    }
 
     // Stop the whole tree and wait for it.
     const { code, signal } = await stop()

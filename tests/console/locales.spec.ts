@@ -1,0 +1,37 @@
+import { expect } from 'chai'
+import { readFileSync } from 'fs'
+import { join } from 'path'
+import { load } from 'js-yaml'
+
+// The console page's own texts (client/locales) must exist in both languages.
+
+function flatten(value: unknown, prefix = '', out: string[] = []) {
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    for (const [key, inner] of Object.entries(value)) flatten(inner, prefix ? `${prefix}.${key}` : key, out)
+  } else {
+    out.push(prefix)
+  }
+  return out
+}
+
+const read = (locale: string) => load(readFileSync(join(__dirname, '../../client/locales', `${locale}.yml`), 'utf8'))
+
+describe('console: page locales', () => {
+  it('zh-CN and en-US define the same keys', () => {
+    expect(flatten(read('en-US')).sort()).to.deep.equal(flatten(read('zh-CN')).sort())
+  })
+
+  it('no text uses vue-i18n special characters unescaped (@ starts a linked message, | separates plurals)', () => {
+    for (const locale of ['zh-CN', 'en-US']) {
+      const texts: string[] = []
+      const walk = (value: unknown) => {
+        if (typeof value === 'string') texts.push(value)
+        else if (value && typeof value === 'object') Object.values(value).forEach(walk)
+      }
+      walk(read(locale))
+      for (const text of texts) {
+        expect(text.replace(/\{'[@|]'\}/g, ''), `${locale}: ${text}`).not.to.match(/[@|]/)
+      }
+    }
+  })
+})
