@@ -1,6 +1,7 @@
 import { Dict, Schema } from 'koishi'
 import { configSection } from '../locales'
 import { ToolSet } from '../types'
+import { ProviderOptions } from './provider'
 
 /** A sub-agent offered to the model as a tool (issue "Agent runner", item 6; RuleGo seed, sub-agent tools). */
 export interface SubAgentConfig {
@@ -18,18 +19,9 @@ export interface SubAgentConfig {
 /** When the bot posts a line per batch of tool calls. */
 export type ProgressMode = 'never' | 'private' | 'always'
 
-/** Options of the agent runner (issue "Agent runner"). */
-export interface AgentOptions {
+/** Options of the agent runner (issue "Agent runner"); the endpoint fields are the provider's. */
+export interface AgentOptions extends ProviderOptions {
   enabled: boolean
-  /** The OpenAI-compatible API root, e.g. `https://api.openai.com/v1`; `/chat/completions` is appended. */
-  baseURL: string
-  apiKey: string
-  model: string
-  /** Extra HTTP headers of every model request. */
-  headers: Dict<string>
-  /** ms: the whole response when not streaming; the gap between two chunks when streaming. */
-  timeout: number
-  stream: boolean
   /** How tool declarations are sent: `openai`, or `openai-strict` (Structured Outputs). */
   dialect: 'openai' | 'openai-strict'
   systemPrompt: string

@@ -1,4 +1,5 @@
 import { JSONSchema } from '../types'
+import { withNullType } from '../schema/nullable'
 import { appendNotes, cloneSchema, constraintNotes, hasRefs, inlineRefs, isObject } from './schema-utils'
 
 /*
@@ -184,16 +185,7 @@ export function nullable(schema: JSONSchema): JSONSchema {
     if (schema.anyOf.some((member: JSONSchema) => member.type === 'null')) return schema
     return { ...schema, anyOf: [...schema.anyOf, { type: 'null' }] }
   }
-  if (schema.type === undefined) return { anyOf: [schema, { type: 'null' }] }
-  const types: string[] = Array.isArray(schema.type) ? schema.type : [schema.type]
-  const result: JSONSchema = { ...schema, type: types.includes('null') ? types : [...types, 'null'] }
-  if ('const' in result) {
-    result.enum = [result.const, null]
-    delete result.const
-  } else if (Array.isArray(result.enum) && !result.enum.includes(null)) {
-    result.enum = [...result.enum, null]
-  }
-  return result
+  return withNullType(schema) ?? { anyOf: [schema, { type: 'null' }] }
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Dict, Schema } from 'koishi'
+import { withNullType } from './nullable'
 import { JSONSchema } from '../types'
 import { defaultOf, isRequired, jsonType, lazyInner, pickDescription, toJSONValue } from './schemastery'
 
@@ -202,18 +203,8 @@ function objectSchema(schema: Schema, ctx: Context): JSONSchema {
 /** Adds `null` to what a schema accepts (Schemastery treats null as missing). */
 function nullable(schema: JSONSchema): JSONSchema {
   if (!Object.keys(schema).length) return schema
-  const { type } = schema
-  if (typeof type === 'string' || Array.isArray(type)) {
-    const types = toArray(type)
-    const result: JSONSchema = { ...schema, type: types.includes('null') ? types : [...types, 'null'] }
-    if ('const' in result) {
-      result.enum = [result.const, null]
-      delete result.const
-    } else if (Array.isArray(result.enum) && !result.enum.includes(null)) {
-      result.enum = [...result.enum, null]
-    }
-    return result
-  }
+  const typed = withNullType(schema)
+  if (typed) return typed
   const plainAnyOf = Object.keys(schema).every((key) => key === 'anyOf' || key === 'description' || key === 'default')
   if (Array.isArray(schema.anyOf) && plainAnyOf) {
     return { ...schema, anyOf: [...schema.anyOf, { type: 'null' }] }
