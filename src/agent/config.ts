@@ -1,4 +1,4 @@
-import { Dict, Schema } from 'koishi'
+import { Schema } from 'koishi'
 import { configSection } from '../locales'
 import { ToolSet } from '../types'
 import { ProviderOptions } from './provider'
