@@ -1,6 +1,5 @@
 import { resolve } from 'path'
 import { Context } from 'koishi'
-import { Client } from '@koishijs/console'
 import { ConsoleConfig } from './config'
 import { assertConsoleAuthority } from './authority'
 import { ConsolePermissions } from './permissions'

@@ -35,7 +35,7 @@ export class McpManager {
   private connections = new Map<string, McpConnection>()
   private started = false
 
-  constructor(private ctx: Context, private service: ToolService, private options: () => McpOptions) {
+  constructor(ctx: Context, private service: ToolService, private options: () => McpOptions) {
     this.self = new McpSelfProvider(service, () => options().server)
     const host: ConnectionHost = {
       baseDir: ctx.baseDir,
