@@ -273,6 +273,26 @@ describe('permission decision', () => {
     })
   })
 
+  describe('rules naming a tool (tool:<name>)', () => {
+    it('a rule for tool:write covers the fs:write action of the built-in write tool', async () => {
+      await rules().add({ effect: 'allow', action: 'tool:write', target: 'notes/**', minLevel: 1, maxLevel: 2 })
+      const scope = { userId: 'u2', platform: 'mock', channelId: 'group', guildId: 'group', authority: 2 }
+      const inside = await test.app.tools.call({ name: 'write', args: { path: 'notes/a.txt', content: 'hi' }, scope })
+      expect(inside).to.deep.include({ ok: true, status: 'success' })
+      const outside = await test.app.tools.call({ name: 'write', args: { path: 'other.txt', content: 'hi' }, scope })
+      expect(outside.error.code).to.equal('mode-deny')
+      expect(decide({ name: 'fs:write', effect: 'write', target: { path: 'notes/b.txt' } }, subject(2), { tool: 'write' })).to.include({ decision: 'allow', code: 'rule-allow' })
+      // Without the tool name the action name alone does not match tool:write.
+      expect(decide({ name: 'fs:write', effect: 'write', target: { path: 'notes/b.txt' } }, subject(2))).to.include({ decision: 'deny', code: 'mode-deny' })
+    })
+
+    it('a rule for tool:mcp__* covers MCP tools, whose default action is tool:<name>', async () => {
+      await rules().add({ effect: 'ask', action: 'tool:mcp__*', kind: 'group' })
+      expect(decide({ name: 'tool:mcp__everything__echo', effect: 'read' }, subject(3), { tool: 'mcp__everything__echo' })).to.include({ decision: 'ask', code: 'rule-ask' })
+      expect(decide({ name: 'tool:mcp__everything__echo', effect: 'read' }, subject(3, { private: true }), { tool: 'mcp__everything__echo' })).to.include({ decision: 'allow' })
+    })
+  })
+
   describe('policies', () => {
     it('approval asks where the mode would allow; disabled hides the tool (visibility layer 4) and denies forwarded calls', async () => {
       const permissions = test.app.tools.permissions

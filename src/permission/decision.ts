@@ -81,7 +81,7 @@ function matchingRules(part: ToolAction, subject: PermissionSubject, inputs: Dec
   if (!rules.length) return rules as PermissionRule[]
   const matching: PermissionRule[] = []
   for (const rule of rules) {
-    if (ruleAppliesTo(rule, subject, inputs) && ruleMatchesAction(rule, part, inputs.workDir)) matching.push(rule)
+    if (ruleAppliesTo(rule, subject, inputs) && ruleMatchesAction(rule, part, inputs.workDir, inputs.tool)) matching.push(rule)
   }
   return matching
 }

@@ -160,11 +160,18 @@ export function ruleAppliesTo(rule: PermissionRule, subject: PermissionSubject, 
   return true
 }
 
-/** Whether a rule covers this action (or part): its action and target patterns. */
-export function ruleMatchesAction(rule: PermissionRule, part: ToolAction, workDir: string): boolean {
+/**
+ * Whether a rule covers this action (or part): its action and target
+ * patterns. The action pattern matches the action's name (`fs:write`,
+ * `exec:git`, …) or `tool:<name>` of the tool that asked, so a rule can
+ * name a tool without knowing its action names (`tool:write`,
+ * `tool:mcp__*`). Exact rules (from approval answers) match the action name
+ * only.
+ */
+export function ruleMatchesAction(rule: PermissionRule, part: ToolAction, workDir: string, tool?: string): boolean {
   const target = targetText(part.target)
   if (rule.exact) return rule.action === part.name && (rule.target ?? '') === target
-  if (!matchName(rule.action, part.name)) return false
+  if (!matchName(rule.action, part.name) && !(tool && matchName(rule.action, `tool:${tool}`))) return false
   if (!rule.target) return true
   return matchTarget(rule.target, target, part.effect ?? 'exec', workDir)
 }
