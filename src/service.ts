@@ -15,6 +15,7 @@ import { PermissionService } from './permission/service'
 import type { Approval, ApprovalAnswer } from './permission/approvals'
 import { Pipeline } from './pipeline/pipeline'
 import { formatForModel } from './pipeline/result'
+import { renderReply } from './commands/reply'
 import { emitEvent, plainLifecycle } from './pipeline/hooks'
 import { DeclarationOptions, modeDeclarations, resolveMode, toDialect, ToolMode } from './modes'
 import { SearchMode } from './modes/search'
@@ -79,7 +80,8 @@ export class ToolService extends Service {
   /** The skill system: SKILL.md files, their catalog and enabled states. */
   readonly skills: SkillManager
 
-  private app: Context
+  /** The service's own context (the plugin's); `this.ctx` in a method is the caller's. */
+  readonly app: Context
 
   constructor(ctx: Context, public config: Config) {
     super(ctx, 'tools', true)
@@ -164,7 +166,8 @@ export class ToolService extends Service {
    * authority (`session.user.authority`, 0 without a user record) and
    * locale, plus `extra` (agent, tool set, …).
    */
-  scope(session: Session, extra: Partial<ToolScope> = {}): ToolScope {
+  scope(session?: Session, extra: Partial<ToolScope> = {}): ToolScope {
+    if (!session) return { authority: 0, ...extra }
     const authority = (session.user as any)?.authority
     return {
       session,
@@ -223,6 +226,15 @@ export class ToolService extends Service {
   /** The text a model reads for a result. */
   format(result: ToolResult) {
     return formatForModel(result)
+  }
+
+  /**
+   * The chat reply for a result, in the session's language (what
+   * `tools.call` replies): the tool's `render.result` on success, else the
+   * result text with a localized status. `args` are passed to `render`.
+   */
+  reply(session: Session | undefined, result: ToolResult, args?: unknown) {
+    return renderReply(this, session, result, args)
   }
 
   /** Switches a skill or MCP server on or off (visibility layer 5). */

@@ -58,7 +58,7 @@ for (const locale of ['en-US', 'zh-CN'] as const) {
     it('tools.call reports failures with a localized status', async () => {
       const client = test.app.mock.client('admin')
       const [reply] = await client.receive('tools.call read {"path": "READ')
-      expect(reply.startsWith(en ? '[invalid arguments] Error [invalid-json]:' : '[参数无效] Error [invalid-json]:')).to.equal(true)
+      expect(reply.startsWith(en ? '[invalid call] Error [invalid-json]:' : '[调用无效] Error [invalid-json]:')).to.equal(true)
       const [outside] = await client.receive('tools.call read {"path":"../koishi.yml"}')
       expect(outside.startsWith(en ? '[denied] Error [outside-workdir]:' : '[已拒绝] Error [outside-workdir]:')).to.equal(true)
     })

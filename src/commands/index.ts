@@ -1,14 +1,9 @@
 import { Context, h, Session } from 'koishi'
-import { ToolService } from '../service'
 import { explanationLines } from '../visibility/explain'
-import { ToolResult } from '../types'
-import { formatForModel } from '../pipeline/result'
 import { describeTool } from '../modes'
 import { CommandConfig } from './config'
 import { PermissionConfig } from '../permission/config'
-import { permissionText } from '../permission/texts'
 import { applyPermissionCommands } from './permissions'
-
 
 /** The authority of a chat user; no user record (no database) counts as 0. */
 export function sessionAuthority(session: Session) {
@@ -19,33 +14,6 @@ export function sessionAuthority(session: Session) {
 function firstLine(text: string, max = 80) {
   const line = (text || '').split('\n')[0].trim()
   return line.length > max ? line.slice(0, max - 1) + '…' : line
-}
-
-/**
- * The chat reply for a result: the tool's `render.result` when it has one,
- * otherwise the model text, preceded by the status for failures.
- */
-export function renderReply(session: Session, service: ToolService, args: unknown, result: ToolResult): h[] | string {
-  const entry = service.get(result.meta.tool)
-  const render = entry?.definition.render?.result
-  if (render && result.ok) {
-    try {
-      const rendered = render(args, result)
-      if (typeof rendered === 'string' || Array.isArray(rendered) || h.isElement(rendered)) return rendered as any
-      if (rendered && typeof rendered === 'object') {
-        return [rendered.title, rendered.text].filter(Boolean).join('\n')
-      }
-    } catch {}
-  }
-  const text = formatForModel(result)
-  if (result.ok) return h.text(text) as any
-  const status = session.text(`chatluna-tools.status.${result.status}`)
-  // Refusals of the permission service carry their text parameters: say them in the user's language.
-  const params = result.error?.params
-  if (params) {
-    return session.text('commands.tools.call.messages.failed', { status, text: permissionText(service.ctx, session, result.error.code, params) })
-  }
-  return session.text('commands.tools.call.messages.failed', { status, text })
 }
 
 /**
@@ -109,7 +77,7 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
         args: args ?? '',
         scope: ctx.tools.scope(session, { authority }),
       })
-      return renderReply(session, ctx.tools, safeParse(args), result)
+      return ctx.tools.reply(session, result, safeParse(args))
     })
 }
 

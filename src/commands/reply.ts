@@ -1,0 +1,37 @@
+import { h, Session } from 'koishi'
+import type { ToolService } from '../service'
+import { ToolResult } from '../types'
+import { formatForModel } from '../pipeline/result'
+import { permissionText } from '../permission/texts'
+
+/**
+ * The chat reply for a result, in the session's language: the tool's
+ * `render.result` (given `args`, the arguments as the tool saw them) when
+ * it has one and the call succeeded; otherwise the result text, and for a
+ * failure the localized status (`[denied] …`) with refusals of the
+ * permission service said in the user's language. Without a session the
+ * model text is returned. This is what `tools.call` replies; commands of
+ * other plugins can use it through `ctx.tools.reply`.
+ */
+export function renderReply(tools: ToolService, session: Session | undefined, result: ToolResult, args?: unknown): h[] | string {
+  const entry = tools.get(result.meta.tool)
+  const render = entry?.definition.render?.result
+  if (render && result.ok) {
+    try {
+      const rendered = render(args ?? {}, result)
+      if (typeof rendered === 'string' || Array.isArray(rendered) || h.isElement(rendered)) return rendered as any
+      if (rendered && typeof rendered === 'object') {
+        return [rendered.title, rendered.text].filter(Boolean).join('\n')
+      }
+    } catch {}
+  }
+  const text = formatForModel(result)
+  if (result.ok || !session) return [h.text(text)]
+  const status = session.text(`chatluna-tools.status.${result.status}`)
+  // Refusals of the permission service carry their text parameters: say them in the user's language.
+  const params = result.error?.params
+  if (params) {
+    return session.text('commands.tools.call.messages.failed', { status, text: permissionText(tools.app, session, result.error.code, params) })
+  }
+  return session.text('commands.tools.call.messages.failed', { status, text })
+}
