@@ -285,6 +285,15 @@ function startKoishi() {
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   process.on('SIGHUP', onSignal)
+  // `npm start` runs this script through `sh -c`; a SIGTERM sent to npm alone
+  // (a service manager, an IDE's stop button) ends npm and the shell but never
+  // reaches this process, which is then re-parented. Stop Koishi when that
+  // happens, so nothing keeps the port.
+  const parent = process.ppid
+  const watchParent = setInterval(() => {
+    if (process.ppid !== parent) onSignal('SIGTERM')
+  }, 500)
+  watchParent.unref()
   process.on('exit', () => {
     if (groupAlive()) signalGroup('SIGKILL')
   })
