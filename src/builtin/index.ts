@@ -8,7 +8,7 @@ import { createWriteTool } from './write'
 import { createEditTool } from './edit'
 import { createBashTool } from './bash'
 import { BackupStore } from './backups'
-import { detectShell, ShellRunner } from './process/runner'
+import { detectShell, loadPty, ShellRunner } from './process/runner'
 
 const logger = new Logger('chatluna-tools')
 
@@ -36,7 +36,10 @@ export function applyBuiltinTools(ctx: Context, config: Config) {
     const backups = new BackupStore(() => join(service.dataDir, 'backups'), () => config.edit.maxHistory)
     define(createEditTool(guard, backups, () => config.edit))
   }
-  if (config.bash.enabled) {
+  const pty = config.bash.enabled ? loadPty() : undefined
+  if (pty instanceof Error) {
+    logger.warn('the bash tool is off: node-pty could not be loaded (%s). Run "npm rebuild node-pty" where the bot runs.', pty.message)
+  } else if (config.bash.enabled) {
     const shell = detectShell(config.bash.shellPath)
     const runner = new ShellRunner(() => shell, () => config.bash.inheritEnv)
     ctx.on('dispose', () => runner.killAll())

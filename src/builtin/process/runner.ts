@@ -1,9 +1,27 @@
 import { accessSync, closeSync, constants as fsConstants, existsSync, mkdirSync, openSync } from 'fs'
 import { randomBytes } from 'crypto'
 import { constants } from 'os'
-import * as pty from 'node-pty'
+import type * as Pty from 'node-pty'
 import { CollectedOutput, OutputCollector } from './output'
 import { commandLineOf, familyMembers, killFamily, ProcessFamily } from './processes'
+
+let loaded: typeof Pty | Error | undefined
+
+/**
+ * node-pty, loaded on first use: it is a native addon, and a host where it
+ * did not build (no compiler, another platform) should lose the `bash` tool,
+ * not the whole plugin. Returns the module, or the load error.
+ */
+export function loadPty(): typeof Pty | Error {
+  if (!loaded) {
+    try {
+      loaded = require('node-pty') as typeof Pty
+    } catch (error) {
+      loaded = error instanceof Error ? error : new Error(String(error))
+    }
+  }
+  return loaded
+}
 
 /** Environment variable marking every process of one run. */
 export const markerVariable = 'CHATLUNA_TOOLS_RUN'
@@ -119,6 +137,8 @@ export class ShellRunner {
     mkdirSync(options.cwd, { recursive: true })
     const start = Date.now()
     const collector = new OutputCollector({ limit: options.maxOutputSize, spoolPath: options.spoolPath, onLines: options.onLines })
+    const pty = loadPty()
+    if (pty instanceof Error) throw new Error(`node-pty could not be loaded (${pty.message}); run "npm rebuild node-pty"`)
     const child = pty.spawn(shell, ['-c', wrapCommand(command, token)], {
       name: 'xterm-256color',
       cols: 200,
