@@ -88,7 +88,7 @@ for (const locale of ['en-US', 'zh-CN'] as const) {
       const { id } = await asked
       await client('admin').receive(`tools.deny ${id}`)
       const [, result] = await replies
-      expect(result).to.equal(en ? `[denied] mock:admin refused approval #${id}.` : `[已拒绝] mock:admin 拒绝了审批 #${id}。`)
+      expect(result).to.equal(en ? `[denied] admin refused approval #${id}.` : `[已拒绝] admin 拒绝了审批 #${id}。`)
       expect(await client('owner').receive(`tools.approve ${id}`)).to.deep.equal([en
         ? `Approval #${id} is already closed (refused).`
         : `审批 #${id} 已经结束（已拒绝）。`])
@@ -189,7 +189,7 @@ describe('approvals: who may answer, and the answer words', () => {
   it('"never" stores a deny rule: the next identical call is denied without a prompt; other actions still ask', async () => {
     const { approval, replies } = await ask('mod', 'shell', { command: 'make clean' })
     await client('admin').receive(`tools.deny ${approval.id} never`)
-    expect((await replies)[1]).to.equal(`[denied] mock:admin refused approval #${approval.id}.`)
+    expect((await replies)[1]).to.equal(`[denied] admin refused approval #${approval.id}.`)
     const [rule] = test.app.tools.permissions.rules.list()
     expect(rule).to.include({ effect: 'deny', action: 'exec:make', target: 'make clean', exact: true, userId: 'mod', platform: 'mock', validity: 'permanent', source: 'approval' })
     expect(await client('mod').receive(callText('shell', { command: 'make clean' }))).to.deep.equal([`[denied] Rule ${rule.id} forbids "exec:make".`])

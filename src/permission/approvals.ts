@@ -230,7 +230,9 @@ export class ApprovalManager {
     if (approval.critical && given === 'never') given = 'reject'
     if (given === 'always' && askParts.some((part) => part.needsHuman)) given = 'once'
 
+    // `platform:userId` identifies the approver in rules and the audit trail; chat texts use their name.
     const label = subjectLabel(approver)
+    const name = approver.session?.username || approver.session?.author?.name || label
     const requester = approval.requester
     const ruleFor = (part: ToolAction, effect: 'allow' | 'deny'): RuleInput => ({
       effect,
@@ -268,10 +270,10 @@ export class ApprovalManager {
 
     approval.approver = label
     approval.answer = given
-    const params = { ...item.decision.params, id: approval.id, approver: label, answer: given }
+    const params = { ...item.decision.params, id: approval.id, approver: name, answer: given }
     this.close(key, approved ? 'approved' : 'rejected', approved
-      ? { decision: 'allow', code: 'approved', reason: `${label} approved it (${given})`, params, approvedBy: label }
-      : { decision: 'deny', code: 'approval-rejected', reason: `${label} refused approval ${approval.id}${given === 'never' ? ' and stored a rule that refuses this action from now on' : ''}`, params })
+      ? { decision: 'allow', code: 'approved', reason: `${name} approved it (${given})`, params, approvedBy: label }
+      : { decision: 'deny', code: 'approval-rejected', reason: `${name} refused approval ${approval.id}${given === 'never' ? ' and stored a rule that refuses this action from now on' : ''}`, params })
     emitEvent(this.host.lifecycle, 'chatluna/approval-answered', [approval, given])
     const downgraded = given !== answer
     return reply(true, approved ? 'approved' : 'rejected', { answer: given, tool: approval.tool, downgraded, requested: answer }, approval, given)
