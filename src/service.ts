@@ -150,8 +150,10 @@ export class ToolService extends Service {
    */
   define<A = any>(definition: ToolDefinition<A>, options?: DefineOptions): () => void {
     const caller = this.ctx
+    // Tools the service defines itself (MCP servers' tools) belong to this plugin.
+    const plugin = caller === this.app ? 'chatluna-tools' : undefined
     return caller.effect(() => {
-      const entry = this.registry.add(caller, definition, options)
+      const entry = this.registry.add(caller, definition, options, plugin)
       return () => this.registry.remove(entry)
     })
   }

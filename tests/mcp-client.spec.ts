@@ -35,6 +35,7 @@ describe('MCP client: server-everything over stdio', function () {
     ])
     const echo = test.app.tools.get('mcp__everything__echo')
     expect(echo.source).to.equal('mcp')
+    expect(echo.plugin).to.equal('chatluna-tools')
     expect(echo.definition.description).to.equal('Echoes back the input string')
     expect(echo.definition.owner).to.deep.equal({ kind: 'mcp', id: 'everything' })
     expect(echo.definition.traits).to.include({ effect: 'read', deferred: true, timeout: 600 })

@@ -36,11 +36,12 @@ export class ToolRegistry {
   private activeCache?: RegisteredTool[]
 
   /**
-   * Adds a definition for the plugin whose context is `ctx`. Throws a
+   * Adds a definition for the plugin whose context is `ctx` (named `plugin`
+   * in explanations and the console; default: that context's plugin name). Throws a
    * `TypeError` for an illegal name or a definition without `run` or
    * `forward`. Returns the entry; remove it with `remove(entry)`.
    */
-  add(ctx: Context, definition: ToolDefinition, options: DefineOptions = {}): RegisteredTool {
+  add(ctx: Context, definition: ToolDefinition, options: DefineOptions = {}, plugin = pluginName(ctx)): RegisteredTool {
     assertToolName(definition?.name)
     if (typeof definition.run !== 'function' && typeof definition.forward !== 'function') {
       throw new TypeError(`tool "${definition.name}" needs a run or a forward function`)
@@ -53,7 +54,7 @@ export class ToolRegistry {
     const entry: RegisteredTool = {
       definition,
       source,
-      plugin: pluginName(ctx),
+      plugin,
       ctx,
       order: ++this.order,
       schema: ArgumentSchema.from(definition),
