@@ -307,24 +307,26 @@ export interface ToolProgress {
  * may change `args`; the pipeline then validates and authorises them again.
  */
 export interface ToolCall<A = any> {
-  id: string
+  readonly id: string
   /** The resolved tool name. */
-  name: string
+  readonly name: string
   /** The name the model asked for. */
-  requestedName: string
+  readonly requestedName: string
+  /** The arguments; a `chatluna/tool-before` listener may replace or change them (they are checked again). */
   args: A
-  scope: ToolScope
-  session?: Session
-  entry: ToolEntry<A>
-  signal: AbortSignal
+  /** Who calls, frozen for the life of the call. */
+  readonly scope: Readonly<ToolScope>
+  readonly session?: Session
+  readonly entry: ToolEntry<A>
+  readonly signal: AbortSignal
   /** The permission action computed for the current args. */
   action?: ToolAction
   /** Notes from hooks and the pipeline, returned with the result. */
   messages: string[]
   /** Forward depth; 0 for a call from the model. */
-  depth: number
+  readonly depth: number
   /** Start time (ms since epoch). */
-  startTime: number
+  readonly startTime: number
   /** Emit a progress event. */
   progress(event: Omit<ToolProgress, 'callId' | 'tool'>): void
 }
