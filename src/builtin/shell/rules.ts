@@ -95,14 +95,14 @@ export function compileRules(config: { mode: BashMode; allow: string[]; deny: st
 }
 
 /** The verdict of the rules on one command: deny (with the rule), ask (why), or nothing. */
-function judgeCommand(command: FoundCommand, rules: CommandRules, analysis: ShellAnalysis): Pick<ToolAction, 'verdict' | 'reason'> {
+function judgeCommand(command: FoundCommand, rules: CommandRules): Pick<ToolAction, 'verdict' | 'reason'> {
   const { name } = command
   if (name) {
     const denied = rules.deny.find((pattern) => pattern.matches(command))
     if (denied) return { verdict: 'deny', reason: `"${name}" is on the deny list (rule "${denied.source}")` }
     const deniedArgs = rules.denyArgs.find((pattern) => pattern.matches(command))
     if (deniedArgs) return { verdict: 'deny', reason: `"${command.text}" matches the deny rule "${deniedArgs.source}"` }
-    if (rules.mode === 'allow' && !analysis.functions.has(name) && !rules.allow.some((pattern) => pattern.matches(command))) {
+    if (rules.mode === 'allow' && !command.callsFunction && !rules.allow.some((pattern) => pattern.matches(command))) {
       return { verdict: 'deny', reason: `"${name}" is not on the allow list (the bash tool is in allow mode)` }
     }
   }
@@ -132,7 +132,7 @@ export function commandParts(line: string, rules: CommandRules, analysis = analy
   }
   for (const command of analysis.commands) {
     const part: ToolAction = { name: `exec:${command.name || '?'}`, target: command.text }
-    Object.assign(part, judgeCommand(command, rules, analysis))
+    Object.assign(part, judgeCommand(command, rules))
     if (part.verdict === undefined) delete part.verdict
     if (command.elevated) part.risk = 'critical'
     parts.push(part)
