@@ -69,11 +69,32 @@ const mustAsk: [string, RegExp][] = [
   [`apt-get -o APT::Update::Pre-Invoke::='chmod 777 f' update`, /apt runs a command given in its -o options/],
 ]
 
+/** Arithmetic that reads a variable whose value comes from run time (a file may hold `a[$(chmod 777 f)]`). */
+const taintedArithmetic: [string, string][] = [
+  ['x=$(cat f); echo $((x))', 'the variable x'],
+  ['read n < f; echo $((n + 1))', 'the variable n'],
+  ['read n < f; [[ $n -gt 0 ]]', 'the variable n'],
+  ['x=$(cat f); a[$x]=1', 'the variable x'],
+  ['x=$(cat f); echo ${a[x]}', 'the variable x'],
+  ['x=$(cat f); echo ${s:x}', 'the variable x'],
+  ['mapfile -t a < f; echo $(( a[0] ))', 'the variable a'],
+  ['for f in *; do (( f )); done', 'the variable f'],
+  ['x=$(cat f); let y=x', 'the variable x'],
+  ['x=$(cat f); declare -i y=$x', 'the variable x'],
+  [`export X=$(cat f); bash -c 'echo $((X))'`, 'the variable X'],
+  ['set -- $(cat f); echo $(($1))', 'the positional parameter $1'],
+  ['x=$(<f); (( x ))', 'the variable x'],
+  [`printf -v x %s "$(cat f)"; echo $((x))`, 'the variable x'],
+  ['x=$(cat f); for ((i = 0; i < x; i++)); do echo; done', 'the variable x'],
+]
+
 /** Lines these changes must not start asking about. */
 const stillHarmless = [
   'env -i HOME=/tmp ls', 'xargs -0 -n 1 echo < f', 'timeout 5 ls', 'timeout --preserve-status 5s ls', 'nice -5 ls', 'git rebase main',
   'git fetch origin', 'git grep -n x', 'man ls', 'docker ps', 'npm test', 'perf --version', `script -q -c 'ls' /dev/null`,
   'command -pv ls', 'sudo -l',
+  'n=$(wc -l < f); echo "$n"', 'i=0; while (( i < 3 )); do i=$((i + 1)); done', 'for i in 1 2 3; do echo $((i * 2)); done',
+  'len=${#s}; echo $((len + 1))', 'x=$(cat f); [[ $x == y ]]', 'echo $((RANDOM % 5))',
 ]
 
 /** In allow mode, a name the line defines as a function counts as a function only where it surely is one. */
@@ -110,6 +131,13 @@ describe('hostile input: shell analysis', () => {
         const asked = commandParts(line, defaults).filter((part) => part.verdict === 'ask')
         expect(asked, line).not.to.be.empty
         expect(asked.map((part) => part.reason).join(' | ')).to.match(reason)
+      })
+    }
+
+    for (const [line, name] of taintedArithmetic) {
+      it(`asks when arithmetic reads a run-time value in ${JSON.stringify(line)}`, () => {
+        const asked = commandParts(line, defaults).filter((part) => part.verdict === 'ask')
+        expect(asked.map((part) => part.reason).join(' | ')).to.contain(`arithmetic evaluates ${name}, whose value is only known at run time`)
       })
     }
 
@@ -159,6 +187,18 @@ describe('hostile input: shell analysis', () => {
         expect((await stat(join(work, 'f'))).mode & 0o777).to.equal(0o644)
       })
     }
+
+    it('does not run a command hidden in a file that arithmetic evaluates (allow mode: cat and echo)', async () => {
+      test = await createApp({ workDir: 'work', bash: { timeout: 5000, mode: 'allow', allow: ['cat', 'echo'] } })
+      work = join(test.baseDir, 'work')
+      await mkdir(work, { recursive: true })
+      await writeFile(join(work, 'f'), 'data')
+      await chmod(join(work, 'f'), 0o644)
+      await writeFile(join(work, 'n'), 'a[$(chmod 777 f)]')
+      const result = await test.app.tools.call({ name: 'bash', args: { command: 'x=$(cat n); echo $((x))' }, scope: { authority: 5 } })
+      expect(result, resultText(result)).to.include({ ok: false, status: 'denied' })
+      expect((await stat(join(work, 'f'))).mode & 0o777).to.equal(0o644)
+    })
 
     it('does not change the mode with a function defined after the call (allow mode without chmod)', async () => {
       const result = await run({ mode: 'allow', allow: ['true'] }, 'chmod 777 f; chmod() { true; }')

@@ -3,6 +3,7 @@ import type { Assignment, Command, SyntaxNode, Word } from 'unbash'
 import { ArgWord, argWord, basename, isSystemPath, staticValue } from './words'
 import { readWrapper, wrappers } from './wrappers'
 import { inspectProgram } from './programs'
+import { ArithmeticTaint } from './arithmetic'
 
 /** One command a shell line would run (issue "Built-in tools", item 6). */
 export interface FoundCommand {
@@ -62,14 +63,22 @@ interface Frame {
  * quotes and parameter defaults, here-documents and here-strings,
  * arithmetic. Wrappers are looked through (`sudo chmod` finds `sudo` and
  * `chmod`), command strings of `bash -c`, `su -c`, `eval`, `env -S`,
- * `watch` and `trap` are analysed too. Never throws: a parse error is a
- * problem of the line (the call then asks).
+ * `watch` and `trap` are analysed too. Arithmetic that reads a variable
+ * whose value comes from run time is a problem of the line
+ * ({@link ArithmeticTaint}). Never throws: a parse error is a problem of
+ * the line (the call then asks).
  */
 export function analyzeCommandLine(line: string): ShellAnalysis {
   const analysis: ShellAnalysis = { commands: [], problems: [], functions: new Set() }
+  const taint = new ArithmeticTaint()
+  taints.set(analysis, taint)
   analyzeSource(line, analysis, { depth: 0, via: [], elevated: false })
+  analysis.problems.push(...taint.problems())
   return analysis
 }
+
+/** The arithmetic taint of each analysis in progress (shared by its nested command strings). */
+const taints = new WeakMap<ShellAnalysis, ArithmeticTaint>()
 
 function analyzeSource(source: string, analysis: ShellAnalysis, frame: Frame) {
   if (frame.depth > maxDepth) {
@@ -95,6 +104,7 @@ function analyzeSource(source: string, analysis: ShellAnalysis, frame: Frame) {
       for (const error of (node as any).errors) analysis.problems.push(`the command line could not be parsed: ${error.message} (at character ${error.pos + 1})`)
     }
     const text = sources[sources.length - 1]
+    taints.get(analysis)?.visit(node, text)
     switch (node.type) {
       case 'Command': {
         const name = staticValue(node.name)
