@@ -83,6 +83,12 @@ export interface ToolScope {
   authority?: number
   /** Id of the agent asking. */
   agent?: string
+  /**
+   * The agents that delegated this call to `agent`, outermost first (a
+   * sub-agent's callers). Their modes, deny and ask rules still apply: a
+   * sub-agent never has more rights than the agent that called it.
+   */
+  delegatedBy?: string[]
   /** The tool set of the agent or engine asking (visibility layer 2); picomatch patterns. */
   tools?: ToolSet
   /** Locale for descriptions, e.g. `zh-CN`. */
@@ -103,6 +109,8 @@ export interface ToolScope {
 export interface ToolSet {
   include?: string[]
   exclude?: string[]
+  /** A set the tool must pass as well: the caller's set, when a sub-agent's own set lies inside it. */
+  within?: ToolSet
 }
 
 /** The caller a `describe` function sees. */
