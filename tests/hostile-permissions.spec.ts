@@ -5,6 +5,7 @@ import { Schema } from 'koishi'
 import { createApp, noBuiltins, TestApp } from './helpers/app'
 import { ReplayServer, startReplayServer } from './helpers/replay-server'
 import { answer, calls } from './helpers/completions'
+import { callText, defineTestTools, nextApproval } from './helpers/permissions'
 
 /*
  * Hostile input against permissions and visibility: a workDir behind a
@@ -60,6 +61,31 @@ describe('hostile input: permissions', () => {
       expect(result.error?.code).to.equal('not-available')
       const elsewhere: any = { ...session, platform: 'telegram' }
       expect((await test.app.tools.call({ name: 'secret', scope: { session: elsewhere } })).ok).to.equal(true)
+    })
+  })
+
+  describe('approvals', () => {
+    it('answers "always" for a call without a user as "once": a rule for nobody would allow everybody', async () => {
+      test = await createApp({ ...noBuiltins, callAuthority: 1 }, { database: true, locale: 'en-US' })
+      const ran: string[] = []
+      defineTestTools(test.app, ran)
+      await test.app.mock.initUser('admin', 3)
+      await test.app.mock.initUser('member', 1)
+      // The mock bot can only reply to its own sessions: drop what is posted without one.
+      const bot = test.app.bots[0]
+      const original = bot.sendMessage.bind(bot)
+      bot.sendMessage = async (channelId: string, content: any, guildId?: string, options?: any) => options?.session ? original(channelId, content, guildId, options) : ['1']
+      const asked = nextApproval(test.app)
+      const result = test.app.tools.call({ name: 'save', args: { path: 'x.txt' }, scope: { authority: 3, approvalChannel: { platform: 'mock', channelId: 'ops' } } })
+      const { id } = await asked
+      expect(await test.app.mock.client('admin', 'ops').receive(`tools.approve ${id} always`)).to.deep.equal([
+        `Approved #${id} (once): the tool save runs now.\n#${id} was requested without a user, and a rule for nobody in particular would allow everybody, so "always" counts as "once" and no rule was stored.`,
+      ])
+      expect((await result).ok).to.equal(true)
+      expect(test.app.tools.permissions.rules.list()).to.deep.equal([])
+      // A read-only member still may not do what the anonymous call was allowed once.
+      expect((await test.app.mock.client('member', 'group').receive(callText('save', { path: 'x.txt' })))[0]).to.match(/^\[denied\]/)
+      expect(ran).to.deep.equal(['save x.txt'])
     })
   })
 

@@ -63,5 +63,6 @@ export function answerMessage(ctx: Context, audience: Audience, code: string, pa
   const status = params.status ? say(ctx, audience, `approval.status.${params.status}`) : ''
   const text = say(ctx, audience, `approval.answer.${code}`, { ...params, status })
   if (!params.downgraded) return text
-  return text + '\n' + say(ctx, audience, 'approval.answer.downgraded', params)
+  const note = params.downgraded === 'anonymous' ? 'approval.answer.downgraded-anonymous' : 'approval.answer.downgraded'
+  return text + '\n' + say(ctx, audience, note, params)
 }
