@@ -29,12 +29,16 @@ export interface AgentOptions {
   headers: Dict<string>
   /** ms: the whole response when not streaming; the gap between two chunks when streaming. */
   timeout: number
+  /** ms: the whole response, streamed or not; 0 = none. */
+  responseTimeout: number
   stream: boolean
   /** How tool declarations are sent: `openai`, or `openai-strict` (Structured Outputs). */
   dialect: 'openai' | 'openai-strict'
   systemPrompt: string
   /** Most model requests in one turn. */
   maxSteps: number
+  /** Most tool calls of one model response that run; the others are answered "not run". */
+  maxToolCalls: number
   /** Most messages of earlier turns kept per conversation. */
   historyLimit: number
   /** Name of the chat command. */
@@ -76,10 +80,12 @@ export const AgentConfig: Schema<AgentConfig> = configSection('agent', Schema.ob
     model: Schema.string().default(''),
     headers: Schema.dict(String).role('table').default({}),
     timeout: Schema.natural().role('ms').default(60000),
+    responseTimeout: Schema.natural().role('ms').default(600000),
     stream: Schema.boolean().default(true),
     dialect: Schema.union(['openai', 'openai-strict']).default('openai'),
     systemPrompt: Schema.string().role('textarea').default(defaultSystemPrompt),
     maxSteps: Schema.natural().min(1).default(16),
+    maxToolCalls: Schema.natural().min(1).default(32),
     historyLimit: Schema.natural().default(40),
     command: Schema.string().default('agent'),
     replyOnMention: Schema.boolean().default(false),
