@@ -141,6 +141,12 @@ describe('hostile input: shell analysis', () => {
       })
     }
 
+    it('asks for a line nested too deeply to analyse, instead of throwing', () => {
+      const line = '$('.repeat(3000) + 'chmod 777 f' + ')'.repeat(3000)
+      const asked = commandParts(line, defaults).filter((part) => part.verdict === 'ask')
+      expect(asked.map((part) => part.reason).join(' | ')).to.match(/could not be (analysed|parsed)/)
+    })
+
     for (const line of stillHarmless) {
       it(`still passes ${JSON.stringify(line)}`, () => {
         expect(verdicts(commandParts(line, defaults))).to.deep.equal([])

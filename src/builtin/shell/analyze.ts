@@ -72,7 +72,12 @@ export function analyzeCommandLine(line: string): ShellAnalysis {
   const analysis: ShellAnalysis = { commands: [], problems: [], functions: new Set() }
   const taint = new ArithmeticTaint()
   taints.set(analysis, taint)
-  analyzeSource(line, analysis, { depth: 0, via: [], elevated: false })
+  try {
+    analyzeSource(line, analysis, { depth: 0, via: [], elevated: false })
+  } catch (error) {
+    // Thousands of nested substitutions overflow the parser's or the walk's stack.
+    analysis.problems.push(`the command line could not be analysed: ${error?.message ?? error}`)
+  }
   analysis.problems.push(...taint.problems())
   return analysis
 }
