@@ -32,6 +32,13 @@ const hiddenByOptions = [
   'firejail chmod 777 f', 'unbuffer -p chmod 777 f', 'nice -n 1 ionice -c 3 chmod 777 f',
 ]
 
+/** Deny rules written with short options, met with long ones, abbreviations or another spelling of the path. */
+const respelled = [
+  'rm --recursive --force /x', 'rm --recur --forc /x', 'rm --rec -f x', 'rm -r --forc x', 'rm --no-pres -rf /',
+  'chmod --recursive 777 x', 'chown --recursive u x', 'git push --forc origin main', 'git clean --force -d', 'git reset --har HEAD~1',
+  'git push origin +main', 'dd if=x of=//dev/sda', 'dd if=x of=/dev/../dev/sda', 'dd if=x of=/dev/./sda',
+]
+
 /** Lines that must ask: options or programs the analysis cannot see through. */
 const mustAsk: [string, RegExp][] = [
   ['timeout --mystery 5 chmod 777 f', /option --mystery of timeout is not known/],
@@ -121,6 +128,20 @@ describe('hostile input: shell analysis', () => {
         const verdict = parts.find((part) => part.name === 'exec:chmod')?.verdict
           ?? (parts.some((part) => part.verdict === 'ask') ? 'ask' : undefined)
         expect(verdict, JSON.stringify(parts)).to.be.oneOf(['deny', 'ask'])
+      })
+    }
+  })
+
+  describe('deny rules and other spellings of the same arguments', () => {
+    for (const line of respelled) {
+      it(`denies ${JSON.stringify(line)} by the default rules`, () => {
+        expect(commandParts(line, defaults).some((part) => part.verdict === 'deny'), line).to.equal(true)
+      })
+    }
+
+    for (const line of ['git push --force-with-lease origin main', 'rm -r build', 'rm --dir x', 'chmod 644 x', 'git push origin main', 'dd if=/dev/zero of=out.img', 'git reset --soft HEAD~1']) {
+      it(`still passes ${JSON.stringify(line)}`, () => {
+        expect(verdicts(commandParts(line, defaults))).to.deep.equal([])
       })
     }
   })

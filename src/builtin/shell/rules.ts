@@ -1,3 +1,4 @@
+import { posix } from 'path'
 import picomatch from 'picomatch'
 import { ToolAction } from '../../types'
 import { BashMode } from '../config'
@@ -11,6 +12,33 @@ type ArgPattern =
   | { kind: 'word'; test: (value: string) => boolean }
 
 /**
+ * Long options and the short option each spells, per program (GNU
+ * coreutils, git): `rm --recursive --force` is `rm -rf` to a deny rule.
+ */
+const longSynonyms: Record<string, Record<string, string>> = {
+  rm: { '--recursive': 'r', '--force': 'f', '--dir': 'd', '--interactive': 'i', '--verbose': 'v' },
+  chmod: { '--recursive': 'R', '--changes': 'c', '--silent': 'f', '--quiet': 'f', '--verbose': 'v' },
+  chown: { '--recursive': 'R', '--changes': 'c', '--silent': 'f', '--quiet': 'f', '--verbose': 'v' },
+  chgrp: { '--recursive': 'R', '--changes': 'c', '--silent': 'f', '--quiet': 'f', '--verbose': 'v' },
+  cp: { '--recursive': 'r', '--force': 'f' },
+  git: { '--force': 'f' },
+  kill: { '--signal': 's' },
+}
+
+/**
+ * A path-like operand in a canonical spelling (`of=//dev/./sda` →
+ * `of=/dev/sda`), or undefined when it has no `/`: the part after a
+ * `key=` prefix with repeated slashes, `.` and `..` segments resolved.
+ */
+function canonicalPath(value: string): string | undefined {
+  if (!value.includes('/')) return
+  const eq = value.indexOf('=')
+  const key = eq > 0 && !value.slice(0, eq).includes('/') ? value.slice(0, eq + 1) : ''
+  const path = value.slice(key.length).replace(/\/{2,}/g, '/')
+  return key + posix.normalize(path)
+}
+
+/**
  * A command pattern of the config (`mkfs*`, `rm -rf`, `git push --force`,
  * `dd of=/dev/*`): a name glob, then argument patterns that must all
  * appear, in any order. A short-option cluster matches when every letter
@@ -19,6 +47,12 @@ type ArgPattern =
  * numbers match exactly; any other word is a glob matched against each
  * operand. Words are separated by spaces (this is config syntax, not a
  * shell line).
+ *
+ * The command's own spelling does not matter: a long option abbreviated
+ * the way getopt accepts (`--recur` for `--recursive`), a long option
+ * that spells a short one (`rm --force` is `-f`, see
+ * {@link longSynonyms}), and an operand path written another way
+ * (`//dev/./sda`) all match.
  */
 export class CommandPattern {
   readonly name: (value: string) => boolean
@@ -45,6 +79,9 @@ export class CommandPattern {
   matches(command: FoundCommand): boolean {
     if (!this.matchesName(command.name)) return false
     if (!this.args.length) return true
+    const synonyms = longSynonyms[command.name] ?? {}
+    // Long options a written one may abbreviate: the program's known ones and this pattern's.
+    const known = [...new Set([...Object.keys(synonyms), ...this.args.flatMap((arg) => arg.kind === 'long' ? [arg.option] : [])])]
     const letters = new Set<string>()
     const longs: string[] = []
     const numbers = new Set<string>()
@@ -57,17 +94,25 @@ export class CommandPattern {
       } else if (!optionsDone && /^-\d+$/.test(arg)) {
         numbers.add(arg)
       } else if (!optionsDone && arg.startsWith('--')) {
-        longs.push(arg)
+        const eq = arg.indexOf('=')
+        const written = eq === -1 ? arg : arg.slice(0, eq)
+        const expanded = known.includes(written) ? [written] : known.filter((option) => option.startsWith(written))
+        const option = expanded.length === 1 ? expanded[0] : written
+        if (synonyms[option]) letters.add(synonyms[option])
+        longs.push(eq === -1 ? option : option + arg.slice(eq))
       } else if (!optionsDone && arg.startsWith('-') && arg.length > 1) {
         for (const letter of arg.slice(1)) letters.add(letter)
       } else {
         operands.push(arg)
+        const canonical = canonicalPath(arg)
+        if (canonical !== undefined && canonical !== arg) operands.push(canonical)
       }
     }
     return this.args.every((pattern) => {
       switch (pattern.kind) {
         case 'flags': return pattern.letters.every((letter) => letters.has(letter))
         case 'long': return longs.some((arg) => arg === pattern.option || arg.startsWith(pattern.option + '='))
+          || (!!synonyms[pattern.option] && letters.has(synonyms[pattern.option]))
         case 'number': return numbers.has(pattern.option)
         case 'word': return operands.some(pattern.test)
       }
