@@ -57,8 +57,9 @@ describe('hostile input: processes and output of bash', function () {
   })
 
   for (const [label, line] of [
-    ['a new session with an empty environment', (n: string) => `setsid -f env -i sleep ${n}`],
-    ['the same, with every standard stream redirected', (n: string) => `setsid -f env -i sleep ${n} </dev/null >/dev/null 2>&1`],
+    // The short sleep lets the child detach before the shell ends (else the terminal's hangup may kill it first).
+    ['a new session with an empty environment', (n: string) => `setsid -f env -i sleep ${n}; sleep 0.2`],
+    ['the same, with every standard stream redirected', (n: string) => `setsid -f env -i sleep ${n} </dev/null >/dev/null 2>&1; sleep 0.2`],
     ['an escape delayed past the end of the command', (n: string) => `(trap '' HUP; sleep 0.3; setsid -f env -i sleep ${n} >/dev/null 2>&1) >/dev/null 2>&1 & sleep 0.1`],
   ] as const) {
     it(`kills ${label} when the plugin unloads`, async () => {
