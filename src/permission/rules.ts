@@ -1,5 +1,5 @@
 import { isAbsolute, posix, relative, resolve, sep } from 'path'
-import picomatch from 'picomatch'
+import { compileGlob } from '../visibility/glob'
 import { Dict } from 'koishi'
 import { ToolAction, ToolEffect } from '../types'
 import { matchName, specificity } from '../visibility/patterns'
@@ -184,7 +184,8 @@ const commandMatchers = new Map<string, (text: string) => boolean>()
  * Whether a target pattern matches a target. For `exec` effects the target
  * is a command line: a pattern without wildcards is a prefix of whole words
  * (`git` matches `git status` but not `gitk`), one with wildcards is matched
- * with bash-style stars that also cross `/`. Other targets are paths: the
+ * with stars that match any characters, `/` and `..` included (a command
+ * line is text, not a path), in linear time. Other targets are paths: the
  * pattern is tried on the target as given, relative to the workDir (when it
  * lies inside) and as an absolute path.
  */
@@ -194,7 +195,8 @@ export function matchTarget(pattern: string, target: string, effect: ToolEffect,
     if (!/[*?[\]{}]/.test(pattern)) return line === pattern || line.startsWith(pattern + ' ')
     let matcher = commandMatchers.get(pattern)
     if (!matcher) {
-      matcher = picomatch(pattern, { bash: true, dot: true })
+      if (commandMatchers.size >= 4096) commandMatchers.clear()
+      matcher = compileGlob(pattern, { mode: 'text' })
       commandMatchers.set(pattern, matcher)
     }
     return matcher(line)

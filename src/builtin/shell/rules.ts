@@ -1,5 +1,5 @@
 import { posix } from 'path'
-import picomatch from 'picomatch'
+import { compileGlob } from '../../visibility/glob'
 import { ToolAction } from '../../types'
 import { BashMode } from '../config'
 import { analyzeCommandLine, FoundCommand, ShellAnalysis } from './analyze'
@@ -60,12 +60,12 @@ export class CommandPattern {
 
   constructor(readonly source: string) {
     const [name = '', ...rest] = source.trim().split(/\s+/)
-    this.name = picomatch(name || '\0', { dot: true })
+    this.name = compileGlob(name || '\0')
     this.args = rest.map((word): ArgPattern => {
       if (/^-\d+$/.test(word)) return { kind: 'number', option: word }
       if (word.startsWith('--') && word.length > 2) return { kind: 'long', option: word }
       if (word.startsWith('-') && word.length > 1) return { kind: 'flags', letters: [...word.slice(1)] }
-      const glob = picomatch(word, { dot: true })
+      const glob = compileGlob(word)
       return { kind: 'word', test: (value) => value === word || glob(value) }
     })
   }
