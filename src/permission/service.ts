@@ -90,7 +90,7 @@ export class PermissionService implements PermissionGate {
   readonly approvals: ApprovalManager
   private trail: AuditTrail
   private loading?: Promise<void>
-  private workDirCache = { from: '', to: [] as string[], real: false }
+  private workDirCache = { from: '', to: [] as string[], real: false, checkedAt: 0 }
 
   constructor(private ctx: Context, private config: Config, private table: PolicyTable, lifecycle: Lifecycle) {
     this.policies = new PolicyStore(table, () => this.config.policies)
@@ -140,15 +140,17 @@ export class PermissionService implements PermissionGate {
   /**
    * The spellings of the workDir path targets are compared with: its real
    * path (the built-in tools name real paths), then the configured path
-   * when a symbolic link lies on the way. Cached once the directory exists.
+   * when a symbolic link lies on the way. Cached; while the directory does
+   * not exist yet, looked up again at most once a second.
    */
   get workDirs(): readonly string[] {
     const from = this.config.workDir
     const cache = this.workDirCache
-    if (cache.from !== from || !cache.real) {
+    const now = Date.now()
+    if (cache.from !== from || (!cache.real && now - cache.checkedAt > 1000)) {
       const configured = resolve(this.ctx.baseDir, from)
       const real = realDirectory(configured)
-      this.workDirCache = { from, to: real.path === configured ? [configured] : [real.path, configured], real: real.exists }
+      this.workDirCache = { from, to: real.path === configured ? [configured] : [real.path, configured], real: real.exists, checkedAt: now }
     }
     return this.workDirCache.to
   }
