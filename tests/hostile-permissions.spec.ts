@@ -89,6 +89,24 @@ describe('hostile input: permissions', () => {
     })
   })
 
+  describe('permission functions', () => {
+    it('cannot lower a tool\'s base risk with a risk name that does not exist', async () => {
+      test = await createApp(noBuiltins)
+      let ran = false
+      test.app.tools.define({
+        name: 'wipe',
+        description: 'W.',
+        traits: { effect: 'read', risk: 'dangerous' },
+        permission: () => ({ name: 'wipe', risk: 'harmless' as any, parts: [{ name: 'wipe:part', risk: 'none' as any }] }),
+        run: () => { ran = true },
+      })
+      const result = await test.app.tools.call({ name: 'wipe', scope: { authority: 3 } })
+      expect(result.error?.code).to.equal('approval-unavailable')
+      expect(result.error.params).to.include({ risk: 'dangerous' })
+      expect(ran).to.equal(false)
+    })
+  })
+
   describe('approval prompts', () => {
     it('show a target, an action and a requester name built to fake prompt lines on one line each', async () => {
       test = await createApp({ ...noBuiltins, callAuthority: 1 }, { database: true, locale: 'en-US' })
