@@ -186,6 +186,16 @@ describe('hostile input: the call pipeline', () => {
     })
   })
 
+  describe('spooling', () => {
+    it('keeps the spooled output inside the outputs folder whatever the tool call id', async () => {
+      test = await createApp({ ...noBuiltins, maxOutputLength: 100 })
+      test.app.tools.define({ name: 'big', description: 'B.', traits: { effect: 'read' }, run: () => 'x'.repeat(500) })
+      const result = await test.app.tools.call({ name: 'big', id: '../../../../../tmp/escaped\0id' })
+      expect(result.meta.spooled.path.startsWith(join(test.baseDir, 'data/chatluna-tools/outputs') + '/')).to.equal(true)
+      expect(result.meta.spooled.path).not.to.contain('..')
+    })
+  })
+
   describe('arguments built to break the validators', () => {
     beforeEach(async () => {
       test = await createApp(noBuiltins)
