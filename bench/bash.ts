@@ -80,7 +80,7 @@ async function main() {
     const result = await service.call({
       name: 'bash',
       args: { command: 'echo hi' },
-      scope: { authority: 3 },
+      scope: { authority: 5 },
       onProgress: (event) => {
         if (first === undefined && event.message?.includes('hi')) first = now() - start
       },

@@ -110,6 +110,7 @@ export class ToolService extends Service {
       visibility: this.visibility,
       gate: () => this.gate,
       timeout: () => this.config.timeout,
+      hookTimeout: () => this.config.hookTimeout ?? 10000,
       maxOutputLength: () => this.config.maxOutputLength,
       outputDir: () => this.outputDir,
       loaded: (name, scope) => this.searchMode.isLoaded(scope, name),

@@ -83,7 +83,13 @@ export interface ToolScope {
   authority?: number
   /** Id of the agent asking. */
   agent?: string
-  /** The tool set of the agent or engine asking (visibility layer 2); picomatch patterns. */
+  /**
+   * The agents that delegated this call to `agent`, outermost first (a
+   * sub-agent's callers). Their modes, deny and ask rules still apply: a
+   * sub-agent never has more rights than the agent that called it.
+   */
+  delegatedBy?: string[]
+  /** The tool set of the agent or engine asking (visibility layer 2); glob patterns. */
   tools?: ToolSet
   /** Locale for descriptions, e.g. `zh-CN`. */
   locale?: string
@@ -99,10 +105,12 @@ export interface ToolScope {
   approvalChannel?: { platform: string; channelId: string; guildId?: string; selfId?: string }
 }
 
-/** Include / exclude patterns (picomatch). An empty or missing include list includes everything. */
+/** Include / exclude glob patterns (`src/visibility/glob.ts`). An empty or missing include list includes everything. */
 export interface ToolSet {
   include?: string[]
   exclude?: string[]
+  /** A set the tool must pass as well: the caller's set, when a sub-agent's own set lies inside it. */
+  within?: ToolSet
 }
 
 /** The caller a `describe` function sees. */
@@ -307,24 +315,26 @@ export interface ToolProgress {
  * may change `args`; the pipeline then validates and authorises them again.
  */
 export interface ToolCall<A = any> {
-  id: string
+  readonly id: string
   /** The resolved tool name. */
-  name: string
+  readonly name: string
   /** The name the model asked for. */
-  requestedName: string
+  readonly requestedName: string
+  /** The arguments; a `chatluna/tool-before` listener may replace or change them (they are checked again). */
   args: A
-  scope: ToolScope
-  session?: Session
-  entry: ToolEntry<A>
-  signal: AbortSignal
+  /** Who calls, frozen for the life of the call. */
+  readonly scope: Readonly<ToolScope>
+  readonly session?: Session
+  readonly entry: ToolEntry<A>
+  readonly signal: AbortSignal
   /** The permission action computed for the current args. */
   action?: ToolAction
   /** Notes from hooks and the pipeline, returned with the result. */
   messages: string[]
   /** Forward depth; 0 for a call from the model. */
-  depth: number
+  readonly depth: number
   /** Start time (ms since epoch). */
-  startTime: number
+  readonly startTime: number
   /** Emit a progress event. */
   progress(event: Omit<ToolProgress, 'callId' | 'tool'>): void
 }

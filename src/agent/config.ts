@@ -10,7 +10,7 @@ export interface SubAgentConfig {
   /** What the calling model reads to decide when to delegate. */
   description: string
   systemPrompt: string
-  /** The tools the sub-agent may see (visibility layer 2); picomatch patterns. */
+  /** The tools the sub-agent may see (visibility layer 2); glob patterns. */
   tools: ToolSet
   /** Most model requests of one sub-agent run. */
   maxSteps: number
@@ -27,6 +27,8 @@ export interface AgentOptions extends ProviderOptions {
   systemPrompt: string
   /** Most model requests in one turn. */
   maxSteps: number
+  /** Most tool calls of one model response that run; the others are answered "not run". */
+  maxToolCalls: number
   /** Most messages of earlier turns kept per conversation. */
   historyLimit: number
   /** Name of the chat command. */
@@ -68,10 +70,12 @@ export const AgentConfig: Schema<AgentConfig> = configSection('agent', Schema.ob
     model: Schema.string().default(''),
     headers: Schema.dict(String).role('table').default({}),
     timeout: Schema.natural().role('ms').default(60000),
+    responseTimeout: Schema.natural().role('ms').default(600000),
     stream: Schema.boolean().default(true),
     dialect: Schema.union(['openai', 'openai-strict']).default('openai'),
     systemPrompt: Schema.string().role('textarea').default(defaultSystemPrompt),
     maxSteps: Schema.natural().min(1).default(16),
+    maxToolCalls: Schema.natural().min(1).default(32),
     historyLimit: Schema.natural().default(40),
     command: Schema.string().default('agent'),
     replyOnMention: Schema.boolean().default(false),

@@ -34,6 +34,8 @@ export interface LoopOptions {
   messages: ChatMessage[]
   /** Most model requests (steps) in this run. */
   maxSteps: number
+  /** Most tool calls of one response that run (default 32); the rest are answered "not run". */
+  maxToolCalls?: number
   dialect: 'openai' | 'openai-strict'
   signal?: AbortSignal
   /** Called before a batch of tool calls runs, with the model's text of that step (progress messages). */
@@ -64,7 +66,8 @@ export interface LoopResult {
  * limit. Every call goes through `ctx.tools.call` with the scope and the
  * names the model was shown; calls of one step run concurrently when every
  * called tool is parallel (`traits.parallel ?? effect === 'read'`),
- * otherwise in order. Guards: see `guards.ts`. When the model has been
+ * otherwise in order; at most `maxToolCalls` calls of one response run,
+ * the others are answered "not run". Guards: see `guards.ts`. When the model has been
  * refused a repeated call twice in a turn, the next request asks for a
  * text answer (`tool_choice: "none"`). Never throws: failures of the
  * endpoint end the run with `status: 'error'`.
@@ -107,7 +110,10 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
       return { status: 'max-steps', text, steps: step, calls }
     }
 
-    const planned: PlannedCall[] = repaired.map(({ raw }) => ({ call: raw, refusal: guards.repetition(raw) }))
+    // A response asking for hundreds of calls (each may post an approval to the chat) runs only the first ones.
+    const limit = options.maxToolCalls ?? 32
+    const tooMany = `Not run: this response asked for ${repaired.length} tool calls; at most ${limit} run per response. Call fewer tools at once.`
+    const planned: PlannedCall[] = repaired.map(({ raw }, index) => ({ call: raw, refusal: index < limit ? guards.repetition(raw) : tooMany }))
     try {
       await options.onToolCalls?.(planned, completion.content)
     } catch {}

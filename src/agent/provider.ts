@@ -15,6 +15,8 @@ export interface ProviderOptions {
   /** ms: the whole response when not streaming; the gap between two chunks when streaming. 0 = none. */
   timeout: number
   stream: boolean
+  /** ms: the whole response, streamed or not, however steadily chunks come. 0 = none. */
+  responseTimeout: number
 }
 
 /** One model request. */
@@ -29,6 +31,13 @@ export interface CompletionRequest {
 /** Most characters of an error body read for the message. */
 const maxErrorBody = 64 * 1024
 
+/**
+ * Most characters of one response (a JSON body, or the data of all events
+ * of a stream, 16 Mi): far above what a model writes, low enough that an
+ * endpoint cannot fill the bot's memory.
+ */
+export const maxResponseLength = 16 * 1024 * 1024
+
 /** The URL of the completions endpoint for an API root (a full `…/chat/completions` URL is kept). */
 export function completionsURL(baseURL: string) {
   const trimmed = (baseURL || '').trim().replace(/\/+$/, '')
@@ -36,13 +45,17 @@ export function completionsURL(baseURL: string) {
 }
 
 class Timeout extends Error {}
+class ResponseTimeout extends Error {}
 
 /**
  * An OpenAI-compatible Chat Completions client over Koishi's `ctx.http`
  * (issue "Agent runner", item 1). It sends `{ model, messages, tools,
  * tool_choice, stream }`, reads a JSON body or a server-sent event stream
  * (whatever the endpoint answers, whatever was asked), and turns every
- * failure into a {@link ProviderError}: it never throws anything else.
+ * failure into a {@link ProviderError}: it never throws anything else. A
+ * response longer than {@link maxResponseLength} characters, or taking
+ * longer than `responseTimeout` as a whole, is refused (`bad-response`,
+ * `timeout`).
  */
 export class ChatProvider {
   constructor(private http: HTTP, private options: () => ProviderOptions) {}
@@ -64,6 +77,8 @@ export class ChatProvider {
     if (signal?.aborted) throw new ProviderError('aborted', 'the request was cancelled')
     signal?.addEventListener('abort', onAbort, { once: true })
     const timeout = options.timeout > 0 ? options.timeout : 0
+    const responseTimeout = options.responseTimeout > 0 ? options.responseTimeout : 0
+    const whole = responseTimeout ? setTimeout(() => controller.abort(new ResponseTimeout()), responseTimeout) : undefined
     let timer: NodeJS.Timeout | undefined
     const startTimer = () => {
       if (timeout) timer = setTimeout(() => controller.abort(new Timeout()), timeout)
@@ -71,6 +86,9 @@ export class ChatProvider {
     const fail = (error: any): never => {
       if (error instanceof ProviderError) throw error
       if (signal?.aborted) throw new ProviderError('aborted', 'the request was cancelled')
+      if (controller.signal.reason instanceof ResponseTimeout) {
+        throw new ProviderError('timeout', `the response from ${url} did not end within ${responseTimeout} ms`, { detail: `${responseTimeout} ms` })
+      }
       if (controller.signal.reason instanceof Timeout) {
         throw new ProviderError('timeout', `no response from ${url} within ${timeout} ms`, { detail: `${timeout} ms` })
       }
@@ -111,7 +129,8 @@ export class ChatProvider {
         clearTimeout(timer)
         return await readStream(response.data, timeout, controller.signal)
       }
-      const text = await readText(response.data)
+      const text = await readText(response.data, maxResponseLength + 1)
+      if (text.length > maxResponseLength) throw new CompletionFormatError(`the response is larger than ${maxResponseLength} characters`)
       if (/^\s*(data|event|:)/.test(text) && !/^\s*[{[]/.test(text)) {
         // A stream sent with the wrong content type.
         return await readStream(streamOf(text), 0, controller.signal)
@@ -122,19 +141,26 @@ export class ChatProvider {
       fail(error)
     } finally {
       clearTimeout(timer)
+      clearTimeout(whole)
       signal?.removeEventListener('abort', onAbort)
     }
   }
 }
 
-/** Reads a streamed completion: `data:` events until `[DONE]` (or the end of the body). */
+/** Reads a streamed completion: `data:` events until `[DONE]` (or the end of the body), at most {@link maxResponseLength} characters of data. */
 async function readStream(stream: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>, idleTimeout: number, signal: AbortSignal) {
   const accumulator = new CompletionAccumulator()
   let failure: unknown
+  let length = 0
   await readServerSentEvents(stream as any, (event) => {
     const data = event.data.trim()
     if (!data) return
     if (data === '[DONE]') return true
+    length += data.length
+    if (length > maxResponseLength) {
+      failure = new CompletionFormatError(`the streamed response is larger than ${maxResponseLength} characters`)
+      return true
+    }
     try {
       accumulator.push(JSON.parse(data))
     } catch (error) {

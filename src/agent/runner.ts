@@ -57,8 +57,8 @@ export class AgentRunner {
 
   constructor(private ctx: Context, private tools: ToolService, readonly config: () => AgentOptions) {
     this.provider = new ChatProvider(ctx.http, () => {
-      const { baseURL, apiKey, model, headers, timeout, stream } = config()
-      return { baseURL, apiKey, model, headers, timeout, stream }
+      const { baseURL, apiKey, model, headers, timeout, stream, responseTimeout } = config()
+      return { baseURL, apiKey, model, headers, timeout, stream, responseTimeout: responseTimeout ?? 600000 }
     })
     this.history = new ConversationHistory(() => config().historyLimit)
     this.logger = ctx.logger('chatluna-tools')
@@ -111,6 +111,7 @@ export class AgentRunner {
       scope: options.scope,
       messages,
       maxSteps: options.maxSteps ?? config.maxSteps,
+      maxToolCalls: config.maxToolCalls ?? 32,
       dialect: config.dialect,
       signal,
       onToolCalls: options.onToolCalls,

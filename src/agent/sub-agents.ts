@@ -15,7 +15,10 @@ export const defaultSubAgentPrompt = [
  * sub-agent's final text out. The sub-agent runs its own loop with its own
  * system prompt, tool set and step limit, in the caller's scope: the same
  * session, authority, turn and approval channel, so every nested call goes
- * through the same pipeline and permissions as the outer caller's. A
+ * through the same pipeline and permissions as the outer caller's. Its tool
+ * set lies within the caller's (`within`), and the caller stays in
+ * `delegatedBy`, so the caller's agent mode and agent deny/ask rules bind
+ * the sub-agent too: delegating never widens what may run. A
  * sub-agent never sees itself or another sub-agent (no recursion). The tool
  * is `parallel` (it must never hold the serial lock its own nested calls
  * wait for) and `read` (delegating changes nothing; each nested call is
@@ -33,10 +36,13 @@ export function defineSubAgents(ctx: Context, runner: AgentRunner, subAgents: Su
       }),
       traits: { effect: 'read', parallel: true, timeout: 0 },
       async run({ task }, call) {
+        // Within the caller's tool set, and bound by the caller's agent modes and rules.
+        const caller = call.scope
         const scope = {
-          ...call.scope,
+          ...caller,
           agent: agent.name,
-          tools: { include: agent.tools?.include ?? [], exclude: [...(agent.tools?.exclude ?? []), ...names] },
+          delegatedBy: [...caller.delegatedBy ?? [], ...caller.agent ? [caller.agent] : []],
+          tools: { include: agent.tools?.include ?? [], exclude: [...(agent.tools?.exclude ?? []), ...names], within: caller.tools },
         }
         const turn = await runner.run({
           scope,

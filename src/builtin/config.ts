@@ -101,7 +101,7 @@ export const defaultDenyArgs = [
   'rm --no-preserve-root',
   'chmod -R 777', 'chown -R',
   'dd of=/dev/*',
-  'git push --force', 'git push -f', 'git reset --hard', 'git clean -f',
+  'git push --force', 'git push -f', 'git push +*', 'git reset --hard', 'git clean -f',
   'systemctl poweroff', 'systemctl reboot', 'systemctl halt',
   'kill -1', 'kill -9 -1',
 ]

@@ -113,43 +113,84 @@ function matchLines(text: string, matches: TextMatch[]) {
   return lines.length > 10 ? `${shown}, …` : shown
 }
 
+/** Most matches one global replacement may replace (more would hold the bot for seconds; narrow the pattern). */
+export const maxReplacements = 100000
+
+/** Limits of {@link replaceMatches}: the longest result in characters, the most matches. */
+export interface ReplaceLimits {
+  maxLength?: number
+  maxMatches?: number
+}
+
 /**
  * `search`: replaces the match of `pattern` (exactly one unless `global`)
  * with `replacement`. Literal mode inserts the replacement as is; regex
  * mode expands `$1`, `$<name>`, `$&`, `$$` — the same for one match and for
  * every match. No match → `no-match`; several without `global` →
- * `ambiguous-match` naming the lines.
+ * `ambiguous-match` naming the lines. Matches are replaced as they are
+ * found, never all held at once: more than `limits.maxMatches` (default
+ * {@link maxReplacements}) → `too-many-matches`, a result longer than
+ * `limits.maxLength` characters → `too-large`, both as soon as they are
+ * reached.
  */
-export function replaceMatches(text: string, pattern: TextPattern, replacement: string, global: boolean): EditOutcome {
-  const matches = pattern.matches(text, global ? Infinity : 2)
+export function replaceMatches(text: string, pattern: TextPattern, replacement: string, global: boolean, limits: ReplaceLimits = {}): EditOutcome {
   const what = pattern.options.regex ? 'regex' : 'text'
-  if (!matches.length) {
+  const maxLength = limits.maxLength ?? Infinity
+  const maxMatches = limits.maxMatches ?? maxReplacements
+  if (!global) {
+    const matches = pattern.matches(text, 2)
+    if (matches.length > 1) {
+      const all = pattern.matches(text, 50)
+      throw new ToolRunError('ambiguous-match', `The ${what} ${JSON.stringify(pattern.source)} occurs ${all.length >= 50 ? 'at least 50' : all.length} times (lines ${matchLines(text, all)}); it must occur exactly once.`, {
+        hint: 'Include more surrounding text to make it unique, or set global: true to replace every occurrence.',
+      })
+    }
+  }
+  const chunks: string[] = []
+  let pending: string[] = []
+  let length = 0
+  let count = 0
+  let position = 0
+  let replacedStart = 0
+  let replacedEnd = 0
+  const add = (piece: string) => {
+    length += piece.length
+    if (length > maxLength) {
+      throw new ToolRunError('too-large', `Replacing every match would make the file longer than ${maxLength} characters; nothing was changed.`, {
+        hint: 'Replace fewer matches, or with shorter text.',
+      })
+    }
+    pending.push(piece)
+    // Join in blocks, so millions of small pieces never sit in memory one by one.
+    if (pending.length >= 4096) {
+      chunks.push(pending.join(''))
+      pending = []
+    }
+  }
+  for (const match of pattern.iterate(text)) {
+    if (++count > maxMatches) {
+      throw new ToolRunError('too-many-matches', `The ${what} ${JSON.stringify(pattern.source)} matches more than ${maxMatches} times; nothing was changed.`, {
+        hint: 'Use a more specific pattern, or edit the file in parts.',
+      })
+    }
+    add(text.slice(position, match.start))
+    if (count === 1) replacedStart = length
+    add(pattern.options.regex ? expandReplacement(replacement, match) : replacement)
+    replacedEnd = length
+    position = match.end
+    if (!global) break
+  }
+  if (!count) {
     throw new ToolRunError('no-match', `The ${what} ${JSON.stringify(pattern.source)} was not found in the file.`, {
       hint: 'Read the file and copy the exact text, including spaces and indentation.',
     })
   }
-  if (matches.length > 1 && !global) {
-    const all = pattern.matches(text, 50)
-    throw new ToolRunError('ambiguous-match', `The ${what} ${JSON.stringify(pattern.source)} occurs ${all.length >= 50 ? 'at least 50' : all.length} times (lines ${matchLines(text, all)}); it must occur exactly once.`, {
-      hint: 'Include more surrounding text to make it unique, or set global: true to replace every occurrence.',
-    })
-  }
-  let out = ''
-  let position = 0
-  let replacedStart = 0
-  let replacedEnd = 0
-  for (const [index, match] of matches.entries()) {
-    out += text.slice(position, match.start)
-    if (index === 0) replacedStart = out.length
-    out += pattern.options.regex ? expandReplacement(replacement, match) : replacement
-    replacedEnd = out.length
-    position = match.end
-  }
-  out += text.slice(position)
+  add(text.slice(position))
+  const out = chunks.join('') + pending.join('')
   const first = lineOf(out, replacedStart)
   return {
     text: out,
-    summary: `replaced ${matches.length} occurrence${matches.length === 1 ? '' : 's'}`,
+    summary: `replaced ${count} occurrence${count === 1 ? '' : 's'}`,
     first,
     last: Math.max(first, lineOf(out, Math.max(replacedStart, replacedEnd - 1))),
   }
@@ -200,11 +241,24 @@ export function insertLines(text: string, where: { anchor?: TextPattern; line?: 
 }
 
 /**
- * `delete`: removes the given lines (1-based). Duplicates and numbers out
- * of range are reported together and nothing is deleted.
+ * `delete`: removes the given lines (1-based) and the lines of `range`
+ * (inclusive; a range reaching past the end is refused before it is
+ * spelled out). Duplicates and numbers out of range are reported together
+ * and nothing is deleted.
  */
-export function deleteLines(text: string, numbers: number[]): EditOutcome {
+export function deleteLines(text: string, numbers: number[], range?: { from: number; to: number }): EditOutcome {
   const { lines, trailing } = splitLines(text)
+  if (range) {
+    // Checked before it is spelled out: a range of a billion lines must not become a billion numbers.
+    if (range.to > lines.length) {
+      throw new ToolRunError('invalid-lines', `Nothing was deleted: lines ${range.from}-${range.to} reach past the end (the file has ${lines.length} lines).`, {
+        status: 'invalid',
+        hint: 'Give each line number once, from 1 to the number of lines.',
+      })
+    }
+    numbers = [...numbers]
+    for (let line = range.from; line <= range.to; line++) numbers.push(line)
+  }
   if (!numbers.length) throw new ToolRunError('no-lines', 'Give the line numbers to delete (lines, or line_from/line_to).', { status: 'invalid' })
   const seen = new Set<number>()
   const duplicates = new Set<number>()

@@ -97,7 +97,9 @@ export function createEditTool(guard: PathGuard, backups: BackupStore, config: (
         outcome = replaceLines(doc.text, requireField(args.line_from, 'line_from', 'line'), args.line_to, modelText(doc, requireField(args.content, 'content', 'line')))
         break
       case 'search':
-        outcome = replaceMatches(doc.text, pattern(args.search, 'search'), modelText(doc, requireField(args.replace, 'replace', 'search')), !!args.global)
+        outcome = replaceMatches(doc.text, pattern(args.search, 'search'), modelText(doc, requireField(args.replace, 'replace', 'search')), !!args.global, {
+          maxLength: config().maxFileSize,
+        })
         break
       case 'insert': {
         if (args.anchor === undefined && args.line === undefined) {
@@ -109,12 +111,13 @@ export function createEditTool(guard: PathGuard, backups: BackupStore, config: (
       }
       case 'delete': {
         const numbers = [...args.lines ?? []]
+        let range: { from: number; to: number } | undefined
         if (args.line_from !== undefined) {
           const to = args.line_to ?? args.line_from
           if (to < args.line_from) throw new ToolRunError('invalid-range', `line_to (${to}) is before line_from (${args.line_from}).`, { status: 'invalid' })
-          for (let line = args.line_from; line <= to; line++) numbers.push(line)
+          range = { from: args.line_from, to }
         }
-        outcome = deleteLines(doc.text, numbers)
+        outcome = deleteLines(doc.text, numbers, range)
         break
       }
     }

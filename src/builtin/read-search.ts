@@ -16,7 +16,7 @@ export interface SearchArgs {
   query?: string
   regex?: boolean
   ignore_case?: boolean
-  /** Glob on paths relative to `path` (picomatch; `*.ts` matches at any depth). */
+  /** Glob on paths relative to `path` (glob; `*.ts` matches at any depth). */
   pattern?: string
   /** Lines of context before and after each match (`context_before`/`context_after` win). */
   context?: number
@@ -122,6 +122,10 @@ export async function searchFiles(guard: PathGuard, args: SearchArgs & { path: s
     throw new ToolRunError('not-found', `${quote(args.path)} does not exist.`, { hint: 'Check the path; it is relative to the workspace ("." is the workspace itself).' })
   }
   const stat = await fs.stat(resolved.path)
+  if (!stat.isDirectory() && !stat.isFile()) {
+    // Opening a FIFO or a terminal for reading blocks a thread of libuv's small pool until a writer comes.
+    throw new ToolRunError('not-a-file', `${quote(args.path)} is not a regular file (a FIFO, socket or device); it is not searched.`)
+  }
   const filter = globFilter(args.pattern)
   const candidates = async function* () {
     if (!stat.isDirectory()) {

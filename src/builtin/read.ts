@@ -39,6 +39,10 @@ async function readFile(guard: PathGuard, args: ReadArgs, maxReadLines: number, 
   if (stat.isDirectory()) {
     throw new ToolRunError('is-directory', `"${args.path}" is a directory, not a file.`, { hint: 'Use operation "list" to see what it contains.' })
   }
+  if (!stat.isFile()) {
+    // Opening a FIFO or a terminal for reading blocks a thread of libuv's small pool until a writer comes.
+    throw new ToolRunError('not-a-file', `"${args.path}" is not a regular file (a FIFO, socket or device); it is not read.`)
+  }
   if (await isBinaryFile(resolved.path)) {
     return `"${args.path}" is a binary file (${stat.size} bytes); it is not shown as text.`
   }

@@ -82,25 +82,37 @@ export class TextPattern {
    */
   matches(text: string, limit = Infinity): TextMatch[] {
     const found: TextMatch[] = []
+    for (const match of this.iterate(text)) {
+      if (found.length >= limit) break
+      found.push(match)
+    }
+    return found
+  }
+
+  /**
+   * The matches in `text` one at a time, like {@link matches}: for callers
+   * that may stop early or need not keep them all (a global replacement of
+   * millions of matches).
+   */
+  *iterate(text: string): Generator<TextMatch> {
     if (this.needle !== undefined) {
       let index = text.indexOf(this.needle)
-      while (index !== -1 && found.length < limit) {
-        found.push({ start: index, end: index + this.needle.length, groups: [this.needle], named: {} })
+      while (index !== -1) {
+        yield { start: index, end: index + this.needle.length, groups: [this.needle], named: {} }
         index = text.indexOf(this.needle, index + this.needle.length)
       }
-      return found
+      return
     }
     const matcher = this.re!.matcher(text)
     const count = matcher.groupCount()
     const names = Object.keys(this.re!.namedGroups())
-    while (found.length < limit && matcher.find()) {
+    while (matcher.find()) {
       const groups: (string | null)[] = []
       for (let group = 0; group <= count; group++) groups.push(matcher.group(group))
       const named: Record<string, string | null> = {}
       for (const name of names) named[name] = matcher.group(name)
-      found.push({ start: matcher.start(), end: matcher.end(), groups, named })
+      yield { start: matcher.start(), end: matcher.end(), groups, named }
     }
-    return found
   }
 }
 

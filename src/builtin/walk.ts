@@ -1,6 +1,6 @@
 import { Dirent, promises as fs } from 'fs'
 import { isAbsolute, join, relative, sep } from 'path'
-import picomatch from 'picomatch'
+import { compileGlob } from '../visibility/glob'
 import { contains, PathGuard } from './path-guard'
 
 /** The kind of a directory entry (symbolic links are not followed). */
@@ -76,13 +76,14 @@ export async function* walk(start: string, options: WalkOptions = {}): AsyncGene
 }
 
 /**
- * A glob filter on relative POSIX paths (picomatch, `**` recursion, dot
- * files included). A pattern without `/` matches the base name at any
+ * A glob filter on relative POSIX paths (`**` recursion, dot files
+ * included; {@link compileGlob}: the model writes the pattern, so it runs
+ * in linear time). A pattern without `/` matches the base name at any
  * depth (`*.ts` finds `src/a/b.ts`). No pattern matches everything.
  */
 export function globFilter(pattern: string | undefined): (relativePath: string) => boolean {
   if (!pattern) return () => true
-  return picomatch(pattern, { dot: true, basename: !pattern.includes('/') })
+  return compileGlob(pattern, { basename: !pattern.includes('/') })
 }
 
 /**

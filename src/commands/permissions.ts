@@ -6,7 +6,7 @@ import { isPermissionMode, modeDefault } from '../permission/modes'
 import { ToolPolicy } from '../permission/policy'
 import { parseLevelRange, PermissionInputError, PermissionRule, RuleInput } from '../permission/rules'
 import { normalizeAuthority, subjectLabel } from '../permission/subject'
-import { say } from '../permission/texts'
+import { displayParams, say } from '../permission/texts'
 
 /** A command text as plain text (Koishi renders texts as message elements, `&lt;` for `<`). */
 const t = (session: Session, path: string, params: Dict = {}) => h.unescape(session.text(path, params))
@@ -230,14 +230,14 @@ export function applyPermissionCommands(ctx: Context, config: PermissionConfig) 
         .filter((approval) => all || (approval.place.platform === session.platform && approval.place.channelId === session.channelId))
       if (!approvals.length) return t(session, '.empty')
       const now = Date.now()
-      return [t(session, '.header', { count: approvals.length }), ...approvals.map((approval) => say(ctx, session, 'approval.line', {
+      return [t(session, '.header', { count: approvals.length }), ...approvals.map((approval) => say(ctx, session, 'approval.line', displayParams({
         ...approval.params,
         id: approval.id,
         tool: approval.tool,
         risk: say(ctx, session, `risk.${approval.risk || 'none'}`),
         requester: approval.requesterName,
         seconds: Math.max(0, Math.round((approval.expiresAt - now) / 1000)),
-      }))].join('\n')
+      })))].join('\n')
     }))
 
   const answer = (words: readonly ApprovalAnswer[], fallback: ApprovalAnswer) => async ({ session }: { session?: Session }, id: string, word?: string) => {

@@ -82,7 +82,7 @@ export interface ConsoleScopeInput {
   /** Koishi authority 0–5. */
   authority?: number
   agent?: string
-  /** The agent's tool set (visibility layer 2), picomatch patterns. */
+  /** The agent's tool set (visibility layer 2), glob patterns. */
   include?: string[]
   exclude?: string[]
   /** Declarations mode; default: the config's `mode`. */

@@ -129,13 +129,17 @@ export class McpManager {
 
   /**
    * Saves a binary resource of a call under `<data>/outputs/mcp/`, named
-   * `<callId>-<name>`, and returns its file block (size in bytes).
+   * `<callId>-<name>`, and returns its file block (size in bytes). The call
+   * id may be a model's tool-call id and the name comes from the server:
+   * both are cut down to `[A-Za-z0-9_.-]` (no `/`), so the file always lands
+   * in that folder.
    */
   private async saveBlob(callId: string, name: string, data: string, mimeType?: string): Promise<ContentBlock> {
     const buffer = Buffer.from(data, 'base64')
     const dir = resolve(this.service.outputDir, 'mcp')
     await mkdir(dir, { recursive: true })
-    const path = resolve(dir, `${callId}-${name}`)
+    const safe = (text: string) => String(text).replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 80)
+    const path = resolve(dir, `${safe(callId)}-${safe(name)}`)
     await writeFile(path, buffer)
     return { type: 'file', path, name, mimeType, size: buffer.length }
   }

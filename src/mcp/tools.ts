@@ -29,7 +29,7 @@ export interface ToolPlan {
  * Plans the tools of server `serverId` from its `tools/list` answer (every
  * page, in the server's order): each entry is checked against the MCP tool
  * shape (a malformed one is skipped with the reason), kept only if `filter`
- * is empty or one of its picomatch patterns matches the tool's own name or
+ * is empty or one of its glob patterns matches the tool's own name or
  * its full name, and named by {@link mcpToolName}. When two tools end up
  * with the same name after sanitising and cutting, the first in the
  * server's order wins and the later one is skipped with a reason naming both.

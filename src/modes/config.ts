@@ -17,7 +17,7 @@ export interface ModesConfig {
   mode: 'auto' | 'native' | 'search'
   /** `auto` switches to search mode when more than this many tools are visible. Default 20. */
   searchThreshold: number
-  /** Name patterns (picomatch) of tools always loaded on demand in search mode. Default `['mcp__*']`. */
+  /** Name patterns (globs) of tools always loaded on demand in search mode. Default `['mcp__*']`. */
   deferred: string[]
   /** Tools one `tool_search` call loads when the model gives no `limit`. Default 5, at most 20. */
   searchLimit: number

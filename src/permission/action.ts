@@ -2,10 +2,10 @@ import { ToolAction, ToolCall, ToolEffect, ToolRisk } from '../types'
 
 const riskRank: Record<ToolRisk, number> = { review: 1, dangerous: 2, critical: 3 }
 
-/** The higher of two risks; undefined counts as no risk. */
+/** The higher of two risks; undefined, and anything that is not a risk name, count as no risk. */
 export function maxRisk(a?: ToolRisk, b?: ToolRisk): ToolRisk | undefined {
-  if (!a) return b
-  if (!b) return a
+  if (!riskRank[a]) return riskRank[b] ? b : undefined
+  if (!riskRank[b]) return a
   return riskRank[a] >= riskRank[b] ? a : b
 }
 

@@ -199,7 +199,9 @@ export class ApprovalManager {
    * in the approval's channel or in a private chat with the bot. A refused
    * answer leaves the approval pending. `always`/`never` on a critical
    * action count as `once`/`reject`; `always` on an action the tool itself
-   * wants asked every time counts as `once`. Never throws.
+   * wants asked every time counts as `once`, and so does `always` for a
+   * requester without a user id (its rule would allow everybody). Never
+   * throws.
    */
   async answer(id: string, answer: ApprovalAnswer, approver: Approver): Promise<AnswerResult> {
     const audience = approver.session ?? this.host.ctx.i18n.fallback([])
@@ -229,6 +231,9 @@ export class ApprovalManager {
     if (approval.critical && given === 'always') given = 'once'
     if (approval.critical && given === 'never') given = 'reject'
     if (given === 'always' && askParts.some((part) => part.needsHuman)) given = 'once'
+    // A rule needs someone to belong to: without a requester it would allow the action for everybody.
+    const anonymous = given === 'always' && !approval.requester.userId
+    if (anonymous) given = 'once'
 
     // `platform:userId` identifies the approver in rules and the audit trail; chat texts use their name.
     const label = subjectLabel(approver)
@@ -275,7 +280,7 @@ export class ApprovalManager {
       ? { decision: 'allow', code: 'approved', reason: `${name} approved it (${given})`, params, approvedBy: label }
       : { decision: 'deny', code: 'approval-rejected', reason: `${name} refused approval ${approval.id}${given === 'never' ? ' and stored a rule that refuses this action from now on' : ''}`, params })
     emitEvent(this.host.lifecycle, 'chatluna/approval-answered', [approval, given])
-    const downgraded = given !== answer
+    const downgraded = given === answer ? false : anonymous ? 'anonymous' : true
     return reply(true, approved ? 'approved' : 'rejected', { answer: given, tool: approval.tool, downgraded, requested: answer }, approval, given)
   }
 

@@ -15,7 +15,7 @@ export interface PolicyMatch {
 }
 
 /**
- * Policies keyed by tool-name pattern (picomatch wildcards). When several
+ * Policies keyed by tool-name pattern (glob wildcards). When several
  * patterns match, the most specific wins: an exact name beats every
  * wildcard, then the pattern with more literal characters. Layers added
  * later (e.g. policies saved in the database) are consulted first.

@@ -1,5 +1,5 @@
 import { isAbsolute, posix, relative, resolve, sep } from 'path'
-import picomatch from 'picomatch'
+import { compileGlob } from '../visibility/glob'
 import { Dict } from 'koishi'
 import { ToolAction, ToolEffect } from '../types'
 import { matchName, specificity } from '../visibility/patterns'
@@ -35,7 +35,7 @@ export interface RuleWho {
 
 /**
  * A permission rule (issue 3, item 5; DESIGN.md "Permissions"). `action` is
- * a picomatch pattern on action names (`tool:*`, `exec:git`); `target` a
+ * a glob pattern on action names (`tool:*`, `exec:git`); `target` a
  * pattern on the target: for `exec` actions a command prefix (`git status`
  * matches `git status -s`; with wildcards, `*` also crosses `/`), otherwise
  * a path (matched as given, relative to the workDir and absolute).
@@ -79,8 +79,12 @@ export class PermissionInputError extends Error {
 
 /** What rule matching needs besides the rule, the part and the subject. */
 export interface MatchContext {
-  /** Absolute workDir, for path targets. */
-  workDir: string
+  /**
+   * Absolute workDir, for path targets; or several spellings of it (its
+   * real path first, then the path as configured when a symbolic link lies
+   * on the way): a target counts as inside when it is inside any of them.
+   */
+  workDir: string | readonly string[]
   now: number
   turn?: string
 }
@@ -143,7 +147,11 @@ export function isLive(rule: PermissionRule, now: number) {
   return rule.expiresAt === undefined || rule.expiresAt > now
 }
 
-/** Whether a rule applies to this subject, turn and session ({@link sessionKey}) at this time. */
+/**
+ * Whether a rule applies to this subject, turn and session ({@link sessionKey})
+ * at this time. A rule naming an agent applies to that agent; a deny or ask
+ * rule also to the sub-agents it delegated to (`subject.delegatedBy`).
+ */
 export function ruleAppliesTo(rule: PermissionRule, subject: PermissionSubject, context: MatchContext): boolean {
   if (!isLive(rule, context.now)) return false
   if (rule.validity === 'turn' && (!context.turn || rule.turn !== context.turn)) return false
@@ -152,7 +160,8 @@ export function ruleAppliesTo(rule: PermissionRule, subject: PermissionSubject, 
   if (rule.platform && rule.platform !== subject.platform) return false
   if (rule.guildId && rule.guildId !== subject.guildId) return false
   if (rule.channelId && rule.channelId !== subject.channelId) return false
-  if (rule.agent && rule.agent !== subject.agent) return false
+  // Deny and ask rules of an agent also bind the sub-agents it delegates to; allow rules only the agent itself.
+  if (rule.agent && rule.agent !== subject.agent && (rule.effect === 'allow' || !subject.delegatedBy?.includes(rule.agent))) return false
   if (rule.kind === 'private' && !subject.private) return false
   if (rule.kind === 'group' && subject.private) return false
   if (rule.minLevel !== undefined && subject.authority < rule.minLevel) return false
@@ -168,7 +177,7 @@ export function ruleAppliesTo(rule: PermissionRule, subject: PermissionSubject, 
  * `tool:mcp__*`). Exact rules (from approval answers) match the action name
  * only.
  */
-export function ruleMatchesAction(rule: PermissionRule, part: ToolAction, workDir: string, tool?: string): boolean {
+export function ruleMatchesAction(rule: PermissionRule, part: ToolAction, workDir: string | readonly string[], tool?: string): boolean {
   const target = targetText(part.target)
   if (rule.exact) return rule.action === part.name && (rule.target ?? '') === target
   if (!matchName(rule.action, part.name) && !(tool && matchName(rule.action, `tool:${tool}`))) return false
@@ -182,17 +191,19 @@ const commandMatchers = new Map<string, (text: string) => boolean>()
  * Whether a target pattern matches a target. For `exec` effects the target
  * is a command line: a pattern without wildcards is a prefix of whole words
  * (`git` matches `git status` but not `gitk`), one with wildcards is matched
- * with bash-style stars that also cross `/`. Other targets are paths: the
+ * with stars that match any characters, `/` and `..` included (a command
+ * line is text, not a path), in linear time. Other targets are paths: the
  * pattern is tried on the target as given, relative to the workDir (when it
  * lies inside) and as an absolute path.
  */
-export function matchTarget(pattern: string, target: string, effect: ToolEffect, workDir: string): boolean {
+export function matchTarget(pattern: string, target: string, effect: ToolEffect, workDir: string | readonly string[]): boolean {
   if (effect === 'exec') {
     const line = target.trim().replace(/\s+/g, ' ')
     if (!/[*?[\]{}]/.test(pattern)) return line === pattern || line.startsWith(pattern + ' ')
     let matcher = commandMatchers.get(pattern)
     if (!matcher) {
-      matcher = picomatch(pattern, { bash: true, dot: true })
+      if (commandMatchers.size >= 4096) commandMatchers.clear()
+      matcher = compileGlob(pattern, { mode: 'text' })
       commandMatchers.set(pattern, matcher)
     }
     return matcher(line)
@@ -200,20 +211,34 @@ export function matchTarget(pattern: string, target: string, effect: ToolEffect,
   return pathCandidates(target, workDir).some((candidate) => matchName(pattern, candidate))
 }
 
-/** A path target as given, relative to the workDir (when inside) and absolute, in POSIX form. */
-export function pathCandidates(target: string, workDir: string): string[] {
+/**
+ * A path target as given, relative to the workDir (when inside) and
+ * absolute, in POSIX form. With several spellings of the workDir (its real
+ * path and the configured path through a symbolic link), a target inside
+ * one is also given under each of the others, so a rule written with
+ * either spelling, or relative, matches a tool's real path.
+ */
+export function pathCandidates(target: string, workDir: string | readonly string[]): string[] {
   if (!target) return ['']
+  const dirs = typeof workDir === 'string' ? [workDir] : workDir
   const toPosix = (path: string) => path.split(sep).join('/')
-  const absolute = resolve(workDir, target)
-  const candidates = new Set([toPosix(target), posix.normalize(toPosix(target)), toPosix(absolute)])
-  if (contains(workDir, absolute)) candidates.add(toPosix(relative(workDir, absolute)) || '.')
+  const candidates = new Set([toPosix(target), posix.normalize(toPosix(target))])
+  for (const dir of dirs) {
+    const absolute = resolve(dir, target)
+    candidates.add(toPosix(absolute))
+    if (!contains(dir, absolute)) continue
+    const inside = relative(dir, absolute)
+    candidates.add(toPosix(inside) || '.')
+    for (const other of dirs) candidates.add(toPosix(resolve(other, inside)))
+  }
   return [...candidates]
 }
 
-/** Whether a path target resolves inside the workDir (relative targets count from the workDir). */
-export function insideWorkDir(target: string, workDir: string): boolean {
+/** Whether a path target resolves inside the workDir, or one of its spellings (relative targets count from the workDir). */
+export function insideWorkDir(target: string, workDir: string | readonly string[]): boolean {
   if (!target) return false
-  return contains(workDir, isAbsolute(target) ? resolve(target) : resolve(workDir, target))
+  const dirs = typeof workDir === 'string' ? [workDir] : workDir
+  return dirs.some((dir) => contains(dir, isAbsolute(target) ? resolve(target) : resolve(dir, target)))
 }
 
 /**

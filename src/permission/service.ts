@@ -1,4 +1,5 @@
-import { resolve } from 'path'
+import { realpathSync } from 'fs'
+import { basename, dirname, join, resolve } from 'path'
 import { Context, Logger } from 'koishi'
 import { Config } from '../config'
 import { ToolAction, ToolCall, ToolScope } from '../types'
@@ -14,10 +15,30 @@ import { PolicyTable } from './policy'
 import { PolicyStore } from './policy-store'
 import { RuleStore } from './rule-store'
 import { SceneModeStore } from './scene-modes'
-import { PermissionSubject, subjectOf } from './subject'
+import { agentChain, PermissionSubject, subjectOf } from './subject'
 import type { Approval } from './approvals'
 
 const logger = new Logger('chatluna-tools')
+
+/**
+ * The real path of a directory (`fs.realpathSync`), or of its nearest
+ * existing ancestor with the missing tail appended; `exists` says whether
+ * the directory itself exists.
+ */
+function realDirectory(path: string): { path: string; exists: boolean } {
+  const tail: string[] = []
+  let current = path
+  for (;;) {
+    try {
+      return { path: join(realpathSync(current), ...tail), exists: !tail.length }
+    } catch {
+      const parent = dirname(current)
+      if (parent === current) return { path, exists: false }
+      tail.unshift(basename(current))
+      current = parent
+    }
+  }
+}
 
 /** The configured mode of an authority level (issue 3 defaults: 0–2 read-only, 3–4 auto, 5 allow). */
 function levelMode(config: Config, authority: number): PermissionMode {
@@ -69,7 +90,7 @@ export class PermissionService implements PermissionGate {
   readonly approvals: ApprovalManager
   private trail: AuditTrail
   private loading?: Promise<void>
-  private workDirCache = { from: '', to: '' }
+  private workDirCache = { from: '', to: [] as string[], real: false, checkedAt: 0 }
 
   constructor(private ctx: Context, private config: Config, private table: PolicyTable, lifecycle: Lifecycle) {
     this.policies = new PolicyStore(table, () => this.config.policies)
@@ -111,10 +132,26 @@ export class PermissionService implements PermissionGate {
     while (this.loading) await this.loading
   }
 
-  /** The absolute workDir of the built-in file tools (for `files` mode and path rules). */
+  /** The absolute workDir of the built-in file tools (for `files` mode and path rules), symbolic links resolved. */
   get workDir() {
+    return this.workDirs[0]
+  }
+
+  /**
+   * The spellings of the workDir path targets are compared with: its real
+   * path (the built-in tools name real paths), then the configured path
+   * when a symbolic link lies on the way. Cached; while the directory does
+   * not exist yet, looked up again at most once a second.
+   */
+  get workDirs(): readonly string[] {
     const from = this.config.workDir
-    if (this.workDirCache.from !== from) this.workDirCache = { from, to: resolve(this.ctx.baseDir, from) }
+    const cache = this.workDirCache
+    const now = Date.now()
+    if (cache.from !== from || (!cache.real && now - cache.checkedAt > 1000)) {
+      const configured = resolve(this.ctx.baseDir, from)
+      const real = realDirectory(configured)
+      this.workDirCache = { from, to: real.path === configured ? [configured] : [real.path, configured], real: real.exists, checkedAt: now }
+    }
     return this.workDirCache.to
   }
 
@@ -131,7 +168,7 @@ export class PermissionService implements PermissionGate {
     const config = this.config
     let rank = modeRank(levelMode(config, subject.authority))
     rank = Math.min(rank, modeRank(config.defaultMode))
-    if (subject.agent) rank = Math.min(rank, modeRank(config.agentModes?.[subject.agent]))
+    for (const agent of agentChain(subject)) rank = Math.min(rank, modeRank(config.agentModes?.[agent]))
     for (const rule of config.scenes ?? []) {
       if (rule.mode && sceneMatches(rule, subject)) rank = Math.min(rank, modeRank(rule.mode))
     }
@@ -142,7 +179,8 @@ export class PermissionService implements PermissionGate {
 
   /**
    * The layered mode (issue 3, item 3): the per-level default, the plugin
-   * default, the agent's mode, matching scene rules and the mode set for
+   * default, the agent's mode (and the modes of the agents that delegated
+   * to it), matching scene rules and the mode set for
    * the channel with `tools.mode`; the strictest wins. `allow` is only
    * for level 5: anyone lower gets `auto`.
    */
@@ -151,8 +189,10 @@ export class PermissionService implements PermissionGate {
     const layers: ModeLayer[] = []
     layers.push({ source: 'level', mode: levelMode(config, subject.authority) })
     if (isPermissionMode(config.defaultMode)) layers.push({ source: 'plugin', mode: config.defaultMode })
-    const agentMode = subject.agent ? config.agentModes?.[subject.agent] : undefined
-    if (isPermissionMode(agentMode)) layers.push({ source: 'agent', mode: agentMode, name: subject.agent })
+    for (const agent of agentChain(subject)) {
+      const agentMode = config.agentModes?.[agent]
+      if (isPermissionMode(agentMode)) layers.push({ source: 'agent', mode: agentMode, name: agent })
+    }
     const scenes = config.scenes ?? []
     scenes.forEach((rule, index) => {
       if (isPermissionMode(rule.mode) && sceneMatches(rule, subject)) {
@@ -178,7 +218,7 @@ export class PermissionService implements PermissionGate {
       mode: options.mode ?? this.modeOf(subject),
       policy: options.tool ? this.table.resolve(options.tool) : undefined,
       tool: options.tool,
-      workDir: this.workDir,
+      workDir: this.workDirs,
       now: options.now ?? Date.now(),
       turn: options.turn,
     })

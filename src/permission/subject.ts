@@ -16,6 +16,8 @@ export interface PermissionSubject {
   private: boolean
   /** Id of the agent asking, if any. */
   agent?: string
+  /** The agents that delegated the call to `agent`, outermost first ({@link ToolScope.delegatedBy}). */
+  delegatedBy?: string[]
 }
 
 /** A finite authority 0–5 from any value; anything else counts as 0. */
@@ -37,7 +39,15 @@ export function subjectOf(scope: ToolScope = {}): PermissionSubject {
     channelId: scope.channelId ?? session?.channelId,
     private: scope.private ?? !!session?.isDirect,
     agent: scope.agent,
+    ...scope.delegatedBy?.length && { delegatedBy: scope.delegatedBy },
   }
+}
+
+/** The acting agent and every agent that delegated to it. */
+export function agentChain(subject: Pick<PermissionSubject, 'agent' | 'delegatedBy'>): string[] {
+  const chain = [...subject.delegatedBy ?? []]
+  if (subject.agent) chain.push(subject.agent)
+  return chain
 }
 
 /**

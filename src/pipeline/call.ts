@@ -30,7 +30,12 @@ export class LazyAbort {
 }
 
 /**
- * The mutable record of a call in flight (the public `ToolCall`). Its
+ * The record of a call in flight (the public `ToolCall`). Hooks may change
+ * `args` and push `messages`; what the call is and who makes it cannot be
+ * changed: `id`, `name`, `requestedName`, `entry`, `depth` and
+ * `startTime` are read-only (assigning throws), and `scope` is a frozen
+ * copy of the caller's scope, so no listener can swap the tool or raise
+ * the caller's authority between the permission check and the run. Its
  * `signal` is the run's abort signal once the tool runs, the caller's
  * signal before, and a signal that never aborts when the caller gave none.
  */
@@ -40,22 +45,65 @@ export class CallRecord<A = any> implements ToolCall<A> {
   /** Set by the run stage; `signal` then follows it. */
   abort?: LazyAbort
   private idle?: AbortSignal
+  readonly #id: string
+  readonly #name: string
+  readonly #requestedName: string
+  readonly #scope: ToolScope
+  readonly #entry: ToolEntry<A>
+  readonly #depth: number
+  readonly #startTime: number
 
   constructor(
-    public id: string,
-    public name: string,
-    public requestedName: string,
+    id: string,
+    name: string,
+    requestedName: string,
     public args: A,
-    public scope: ToolScope,
-    public entry: ToolEntry<A>,
-    public depth: number,
-    public startTime: number,
+    scope: ToolScope,
+    entry: ToolEntry<A>,
+    depth: number,
+    startTime: number,
     private outer: AbortSignal | undefined,
     private onProgress: (event: ToolProgress, call: CallRecord) => void,
-  ) {}
+  ) {
+    this.#id = id
+    this.#name = name
+    this.#requestedName = requestedName
+    this.#scope = Object.freeze({ ...scope })
+    this.#entry = entry
+    this.#depth = depth
+    this.#startTime = startTime
+  }
+
+  get id() {
+    return this.#id
+  }
+
+  get name() {
+    return this.#name
+  }
+
+  get requestedName() {
+    return this.#requestedName
+  }
+
+  get scope() {
+    return this.#scope
+  }
+
+  get entry() {
+    return this.#entry
+  }
+
+  get depth() {
+    return this.#depth
+  }
+
+  get startTime() {
+    return this.#startTime
+  }
 
   get session() {
-    return this.scope.session
+    return this.#scope.session
   }
 
   get signal(): AbortSignal {
@@ -64,6 +112,6 @@ export class CallRecord<A = any> implements ToolCall<A> {
   }
 
   progress(event: Omit<ToolProgress, 'callId' | 'tool'>) {
-    this.onProgress({ ...event, callId: this.id, tool: this.name }, this)
+    this.onProgress({ ...event, callId: this.#id, tool: this.#name }, this)
   }
 }

@@ -58,58 +58,103 @@ export function emitEvent(lifecycle: Lifecycle, name: string, args: unknown[], s
 
 /** The outcome of the before-listeners. */
 export interface BeforeOutcome {
-  /** Set when a listener blocked the call, or threw (fail closed). */
-  blocked?: { reason: string; plugin: string; error?: boolean }
-  /** Whether any listener changed `call.args`. */
-  changed: boolean
+  /**
+   * Set when a listener blocked the call, threw, or did not answer within
+   * the time limit (`timeout`); each blocks the call (fail closed).
+   */
+  blocked?: { reason: string; plugin: string; error?: boolean; timeout?: number }
+  /** The caller aborted the call while a listener was running. */
+  aborted?: boolean
+}
+
+/** Limits of one listener: `timeout` in ms, and the caller's signal. */
+export interface HookLimits {
+  timeout: number
+  signal?: AbortSignal
+}
+
+class HookTimeout extends Error {}
+class HookAborted extends Error {}
+
+/**
+ * Waits for what a listener returned, at most `limits.timeout` ms and no
+ * longer than the caller's signal stays unaborted. A value that is not a
+ * promise is returned at once. Rejects with {@link HookTimeout} or
+ * {@link HookAborted}; the listener itself cannot be stopped and is left
+ * to finish on its own.
+ */
+function bounded<T>(value: T | PromiseLike<T>, limits: HookLimits): T | Promise<T> {
+  if (!value || typeof (value as any).then !== 'function') return value as T
+  const { timeout, signal } = limits
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => settle(() => reject(new HookAborted()))
+    const timer = setTimeout(() => settle(() => reject(new HookTimeout())), timeout)
+    let done = false
+    function settle(action: () => void) {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
+      action()
+    }
+    if (signal?.aborted) return onAbort()
+    signal?.addEventListener('abort', onAbort, { once: true })
+    ;(value as PromiseLike<T>).then((result) => settle(() => resolve(result)), (error) => settle(() => reject(error)))
+  })
 }
 
 /**
  * Runs the `chatluna/tool-before` listeners in order on the mutable call
  * (DESIGN.md pipeline step 6). A listener returning a non-empty string
- * blocks the call with that reason; one that throws blocks it too (fail
- * closed). Argument changes are detected by comparing JSON snapshots.
+ * blocks the call with that reason; one that throws, or that does not
+ * answer within `limits.timeout` ms, blocks it too (fail closed). When the
+ * caller's signal aborts while a listener runs, the outcome is `aborted`.
+ * Whether the arguments changed is the pipeline's to check afterwards.
  */
-export async function runBeforeHooks(lifecycle: Lifecycle, call: ToolCall): Promise<BeforeOutcome> {
+export async function runBeforeHooks(lifecycle: Lifecycle, call: ToolCall, limits: HookLimits): Promise<BeforeOutcome> {
   const hooks = listeners(lifecycle, 'chatluna/tool-before', call.session)
-  if (!hooks.length) return { changed: false }
-  const before = snapshot(call.args)
   for (const hook of hooks) {
     try {
-      const result = await hook.callback(call)
+      const result = await bounded(hook.callback(call), limits)
       if (typeof result === 'string' && result) {
-        return { blocked: { reason: result, plugin: pluginName(hook.ctx) }, changed: snapshot(call.args) !== before }
+        return { blocked: { reason: result, plugin: pluginName(hook.ctx) } }
       }
     } catch (error) {
-      return {
-        blocked: { reason: String(error?.message ?? error), plugin: pluginName(hook.ctx), error: true },
-        changed: snapshot(call.args) !== before,
-      }
+      if (error instanceof HookAborted) return { aborted: true }
+      if (error instanceof HookTimeout) return { blocked: { reason: '', plugin: pluginName(hook.ctx), timeout: limits.timeout } }
+      return { blocked: { reason: String(error?.message ?? error), plugin: pluginName(hook.ctx), error: true } }
     }
   }
-  return { changed: snapshot(call.args) !== before }
+  return {}
 }
 
 /**
  * Runs the `chatluna/tool-after` listeners in order (DESIGN.md pipeline
  * step 9). They may change the result's content and messages; one that
- * throws is reported in `result.messages` and the rest still run.
+ * throws, or does not answer within `limits.timeout` ms, is reported in
+ * `result.messages` and the rest still run.
  */
-export async function runAfterHooks(lifecycle: Lifecycle, call: ToolCall, result: ToolResult) {
+export async function runAfterHooks(lifecycle: Lifecycle, call: ToolCall, result: ToolResult, limits: HookLimits) {
   for (const hook of listeners(lifecycle, 'chatluna/tool-after', call.session)) {
     try {
-      await hook.callback(call, result)
+      await bounded(hook.callback(call, result), { timeout: limits.timeout })
     } catch (error) {
-      result.messages.push(`an after-hook of plugin ${pluginName(hook.ctx)} failed: ${error?.message ?? error}`)
+      result.messages.push(error instanceof HookTimeout
+        ? `an after-hook of plugin ${pluginName(hook.ctx)} did not answer within ${limits.timeout} ms`
+        : `an after-hook of plugin ${pluginName(hook.ctx)} failed: ${error?.message ?? error}`)
     }
   }
 }
 
-function snapshot(value: unknown) {
+/**
+ * The arguments as JSON text, to tell whether they changed. Values JSON
+ * cannot hold (cycles, BigInt) give a text that never equals another, so
+ * they count as changed on every comparison.
+ */
+export function snapshot(value: unknown) {
   try {
     return JSON.stringify(value) ?? 'undefined'
   } catch {
-    // Values JSON cannot hold (cycles, BigInt) count as changed on every comparison.
     return Math.random().toString()
   }
 }

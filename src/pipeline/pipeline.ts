@@ -6,7 +6,8 @@ import { VisibilityChain } from '../visibility/chain'
 import { PermissionGate, PermissionVerdict } from '../permission/gate'
 import { computeAction, effectOf } from '../permission/action'
 import { failure, normalizeOutput } from './result'
-import { emitEvent, hasListeners, Lifecycle, runAfterHooks, runBeforeHooks } from './hooks'
+import { emitEvent, hasListeners, Lifecycle, runAfterHooks, runBeforeHooks, snapshot } from './hooks'
+import { checkArgumentShape } from './arguments'
 import { needsSpool, spoolOutput } from './spool'
 import { SerialLock } from './serial'
 import { runTool } from './run'
@@ -35,6 +36,8 @@ export interface PipelineHost {
   maxOutputLength(): number
   /** Absolute directory for spooled outputs. */
   outputDir(): string
+  /** Time limit of one before- or after-listener in ms. */
+  hookTimeout(): number
   /**
    * Whether `tool_search` loaded the tool in the scope's conversation: the
    * model was shown it in that result, so it counts as shown even when
@@ -123,16 +126,20 @@ export class Pipeline {
     const name = entry.definition.name
 
     // 2. Visibility: a model may only call what it was shown in this scope.
-    if (frame.depth === 0) {
-      const hidden = request.shown && !request.shown.includes(name) && !this.host.loaded?.(name, scope)
-      const verdict = hidden ? undefined : visibility.firstFailure(entry, scope)
-      if (hidden || verdict) {
-        return [failure('denied', {
-          code: 'not-available',
-          message: `The tool "${name}" is not available in this conversation.`,
-          hint: 'Use only the tools you were given.',
-        }, meta), entry]
-      }
+    // A forwarded call needs no place in the shown list (the model was shown
+    // the tool that forwards), but the target must be visible to the caller:
+    // a forward is no way around a scene rule, a tool set, a policy or a
+    // disabled owner.
+    const hidden = frame.depth === 0 && request.shown && !request.shown.includes(name) && !this.host.loaded?.(name, scope)
+    if (hidden || visibility.firstFailure(entry, scope)) {
+      const from = frame.chain[frame.chain.length - 1]
+      return [failure('denied', {
+        code: 'not-available',
+        message: from
+          ? `The tool "${from}" forwards to "${name}", which is not available in this conversation.`
+          : `The tool "${name}" is not available in this conversation.`,
+        hint: 'Use only the tools you were given.',
+      }, meta), entry]
     }
 
     // 3. Parse the arguments.
@@ -165,6 +172,18 @@ export class Pipeline {
             },
           }
         }
+      }
+    }
+    // Before any validator walks them: no prototype keys, no stack-deep nesting.
+    const shape = checkArgumentShape(value)
+    if (shape) {
+      return {
+        error: {
+          code: 'invalid-arguments',
+          message: `The arguments do not match the tool's schema: ${shape.message}`,
+          hint: 'Fix the listed fields and call the tool again.',
+          issues: [shape],
+        },
       }
     }
     const parsed = entry.schema.parse(value)
@@ -226,7 +245,7 @@ export class Pipeline {
       const { lifecycle, outputDir, maxOutputLength } = this.host
       if (!hasListeners(lifecycle, 'chatluna/tool-after') && !needsSpool(result, maxOutputLength())) return result
       return (async () => {
-        await runAfterHooks(lifecycle, call, result)
+        await runAfterHooks(lifecycle, call, result, { timeout: this.host.hookTimeout() })
         await spoolOutput(result, outputDir, maxOutputLength())
         return result
       })()
@@ -263,25 +282,44 @@ export class Pipeline {
     if (verdict.decision !== 'allow') return finish(this.denied(verdict, meta, call))
 
     // 6. Before-hooks; changed arguments are validated and authorised again.
-    const outcome = hasListeners(this.host.lifecycle, 'chatluna/tool-before')
-      ? await runBeforeHooks(this.host.lifecycle, call)
-      : { changed: false, blocked: undefined }
-    if (outcome.blocked) {
-      const { plugin, reason, error } = outcome.blocked
-      return finish(failure('denied', {
-        code: error ? 'hook-error' : 'blocked-by-hook',
-        message: error
-          ? `A chatluna/tool-before hook of plugin ${plugin} failed, so the call was blocked: ${reason}`
-          : `A chatluna/tool-before hook of plugin ${plugin} blocked the call: ${reason}`,
-      }, meta, call.messages))
-    }
-    if (outcome.changed) {
-      const reparsed = this.parse(call.args, entry)
-      if ('error' in reparsed) return finish(failure('invalid', reparsed.error, meta, call.messages))
-      call.args = reparsed.value
-      pending = this.authorize(call)
-      verdict = pending instanceof Promise ? await pending : pending
-      if (verdict.decision !== 'allow') return finish(this.denied(verdict, meta, call))
+    if (hasListeners(this.host.lifecycle, 'chatluna/tool-before')) {
+      const authorized = snapshot(call.args)
+      const outcome = await runBeforeHooks(this.host.lifecycle, call, { timeout: this.host.hookTimeout(), signal: request.signal })
+      if (outcome.aborted) {
+        return finish(failure('aborted', { code: 'aborted', message: 'The call was aborted while a chatluna/tool-before hook was running.' }, meta, call.messages))
+      }
+      if (outcome.blocked) {
+        const { plugin, reason, error, timeout } = outcome.blocked
+        return finish(failure('denied', {
+          code: timeout ? 'hook-timeout' : error ? 'hook-error' : 'blocked-by-hook',
+          message: timeout
+            ? `A chatluna/tool-before hook of plugin ${plugin} did not answer within ${timeout} ms, so the call was blocked.`
+            : error
+              ? `A chatluna/tool-before hook of plugin ${plugin} failed, so the call was blocked: ${reason}`
+              : `A chatluna/tool-before hook of plugin ${plugin} blocked the call: ${reason}`,
+        }, meta, call.messages))
+      }
+      // The tool gets a plain copy of what the hooks left: getters, toJSON
+      // and references a hook kept cannot change it after the check.
+      let args: unknown
+      try {
+        args = structuredClone(call.args)
+      } catch (error) {
+        return finish(failure('invalid', {
+          code: 'invalid-arguments',
+          message: `A chatluna/tool-before hook left arguments that are not plain data: ${error?.message ?? error}`,
+        }, meta, call.messages))
+      }
+      if (snapshot(args) === authorized) {
+        call.args = args
+      } else {
+        const reparsed = this.parse(args, entry)
+        if ('error' in reparsed) return finish(failure('invalid', reparsed.error, meta, call.messages))
+        call.args = reparsed.value
+        pending = this.authorize(call)
+        verdict = pending instanceof Promise ? await pending : pending
+        if (verdict.decision !== 'allow') return finish(this.denied(verdict, meta, call))
+      }
     }
     if (verdict.approvedBy) meta.approvedBy = verdict.approvedBy
 

@@ -16,25 +16,70 @@ function isOutput(value: any): value is ToolOutput {
     && Array.isArray(value.content) && value.content.every(isContentBlock)
 }
 
+/** What {@link normalizeOutput} makes of a value `run` returned. */
+export interface NormalizedOutput {
+  ok: boolean
+  content: ContentBlock[]
+  messages: string[]
+  meta: Dict
+  error?: ToolError
+}
+
 /**
  * Turns what `run` returned into content blocks, messages, extra meta and an
  * ok flag (DESIGN.md pipeline step 8): a string is one text block, a block
  * list is kept, a `{ content }` output is taken as is, `undefined` is an
- * empty success, any other value is shown as JSON text.
+ * empty success, any other value is shown as JSON text (or `String(value)`
+ * when JSON cannot hold it: cycles, BigInt). A value that cannot be read
+ * (a throwing getter or proxy), a text block whose `text` is not a string,
+ * or `messages` that are not a list of strings is a failure with code
+ * `invalid-output` and a plain message; this never throws.
  */
-export function normalizeOutput(value: unknown): { ok: boolean; content: ContentBlock[]; messages: string[]; meta: Dict; error?: ToolError } {
+export function normalizeOutput(value: unknown): NormalizedOutput {
+  try {
+    return normalizeValue(value)
+  } catch (error) {
+    const message = error instanceof InvalidOutput ? error.message : `The tool returned a value that cannot be read: ${error?.message ?? error}`
+    return { ok: false, content: [], messages: [], meta: {}, error: { code: 'invalid-output', message } }
+  }
+}
+
+class InvalidOutput extends Error {}
+
+function checkBlocks(content: ContentBlock[]) {
+  content.forEach((block, index) => {
+    if (block.type === 'text' && typeof block.text !== 'string') {
+      throw new InvalidOutput(`The tool returned a text block whose text is not a string (block ${index + 1}).`)
+    }
+  })
+  return content
+}
+
+/** A tool's own `error`: kept when it has a string message, otherwise its text under code `tool-error`. */
+function toolError(error: unknown): ToolError | undefined {
+  if (error === undefined || error === null) return
+  if (typeof error === 'object' && typeof (error as ToolError).message === 'string') {
+    return typeof (error as ToolError).code === 'string' ? error as ToolError : { ...error as ToolError, code: 'tool-error' }
+  }
+  return { code: 'tool-error', message: String(error) }
+}
+
+function normalizeValue(value: unknown): NormalizedOutput {
   if (typeof value === 'string') return { ok: true, content: [{ type: 'text', text: value }], messages: [], meta: {} }
   if (value === undefined || value === null) return { ok: true, content: [], messages: [], meta: {} }
   if (Array.isArray(value) && value.length && value.every(isContentBlock)) {
-    return { ok: true, content: value, messages: [], meta: {} }
+    return { ok: true, content: checkBlocks(value), messages: [], meta: {} }
   }
   if (isOutput(value)) {
+    const messages = value.messages ?? []
+    if (!Array.isArray(messages)) throw new InvalidOutput('The tool returned messages that are not a list of strings.')
+    const meta = value.meta ?? {}
     return {
       ok: value.ok !== false,
-      content: value.content,
-      messages: value.messages?.map(String) ?? [],
-      meta: value.meta ?? {},
-      error: value.error,
+      content: checkBlocks(value.content),
+      messages: messages.map(String),
+      meta: meta && typeof meta === 'object' ? { ...meta } : {},
+      error: toolError(value.error),
     }
   }
   let text: string

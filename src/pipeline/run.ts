@@ -80,8 +80,13 @@ async function settle(call: CallRecord, options: RunOptions, abort: LazyAbort, s
   }
 }
 
+/** Whether a value is a promise; a value whose `then` cannot even be read (a hostile proxy) is not. */
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return !!value && typeof (value as any).then === 'function'
+  try {
+    return !!value && typeof (value as any).then === 'function'
+  } catch {
+    return false
+  }
 }
 
 function describeRunError(error: any, abort: LazyAbort): { status: ToolStatus; error: ToolError } {

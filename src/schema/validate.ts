@@ -1,4 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv'
+import { RE2JS } from 're2js'
 import { Schema } from 'koishi'
 import { ArgumentIssue, JSONSchema } from '../types'
 import { fromAjvErrors, fromSchemasteryError, mismatch } from './issues'
@@ -23,10 +24,31 @@ export type ParseResult =
   | { ok: false; issues: ArgumentIssue[]; value?: undefined }
 
 /**
+ * The regular-expression engine ajv runs `pattern` and `patternProperties`
+ * with: RE2JS, a linear-time port of RE2, because the schemas of MCP
+ * servers are not ours and the strings are a model's — a pattern such as
+ * `^(a+)+$` must not hang the bot (the same rule as the model's own
+ * regexes in the built-in tools). A pattern RE2 cannot run (lookarounds,
+ * backreferences) accepts every string: the tool checks it itself, as it
+ * does for a schema that cannot be compiled.
+ */
+const re2Engine = Object.assign((pattern: string) => {
+  // ajv caches compiled patterns under `toString()`: it must name the pattern.
+  const toString = () => pattern
+  try {
+    const re = RE2JS.compile(pattern)
+    return { test: (text: string) => re.test(text), toString }
+  } catch {
+    return { test: () => true, toString }
+  }
+}, { code: 'linear-time RE2JS patterns' })
+
+/**
  * The one ajv instance of the module. `strict: false` because raw MCP
  * schemas carry all kinds of extra keywords; `unicodeRegExp: false` matches
  * Schemastery's `new RegExp(source, flags)`; `verbose` gives errors their
- * data and schema for the issue text. Formats are checked only as far as
+ * data and schema for the issue text; patterns run in linear time
+ * ({@link re2Engine}). Formats are checked only as far as
  * Schemastery checks them (`date()` accepts whatever `new Date()` parses,
  * `regExp()` whatever `new RegExp()` compiles); other formats (`email`,
  * `uri`, …) are ignored silently, leaving them to the tool.
@@ -37,6 +59,7 @@ const ajv = new Ajv({
   verbose: true,
   logger: false,
   unicodeRegExp: false,
+  code: { regExp: re2Engine },
   formats: {
     'date-time': (value: string) => !Number.isNaN(+new Date(value)),
     regex: (value: string) => {

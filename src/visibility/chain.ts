@@ -5,6 +5,7 @@ import { PolicyTable } from '../permission/policy'
 import { findMatch } from './patterns'
 import { SceneRule, sceneLabel, sceneMatches } from './scene'
 import { OwnerStates } from './owners'
+import { subjectOf } from '../permission/subject'
 
 /** The five visibility layers, in order (DESIGN.md "Visibility"). */
 export const visibilityLayers = ['filter', 'agent', 'scene', 'policy', 'owner'] as const
@@ -70,20 +71,26 @@ export class VisibilityChain {
         return { layer, passed: true }
       }
       case 'agent': {
-        const set = scope.tools
-        const agent = scope.agent ?? ''
-        if (set?.include?.length && !findMatch(set.include, name)) {
-          return { layer, passed: false, code: 'agent-not-included', params: { agent, patterns: set.include.join(', ') } }
+        // A sub-agent's set, then each set it lies within (its callers'), innermost first.
+        const agents = [scope.agent ?? '', ...(scope.delegatedBy ?? []).slice().reverse()]
+        let set = scope.tools
+        for (let depth = 0; set && depth < 16; depth++, set = set.within) {
+          const agent = agents[depth] ?? agents[agents.length - 1]
+          if (set.include?.length && !findMatch(set.include, name)) {
+            return { layer, passed: false, code: 'agent-not-included', params: { agent, patterns: set.include.join(', ') } }
+          }
+          const excluded = findMatch(set.exclude, name)
+          if (excluded) return { layer, passed: false, code: 'agent-excluded', params: { agent, pattern: excluded } }
         }
-        const excluded = findMatch(set?.exclude, name)
-        if (excluded) return { layer, passed: false, code: 'agent-excluded', params: { agent, pattern: excluded } }
         return { layer, passed: true }
       }
       case 'scene': {
         const rules = this.sources.scenes()
+        // The scope's own fields, else its session's (as the permission subject reads them).
+        const place = rules.length ? subjectOf(scope) : undefined
         for (let index = 0; index < rules.length; index++) {
           const rule = rules[index]
-          if (!sceneMatches(rule, scope)) continue
+          if (!sceneMatches(rule, place)) continue
           const denied = findMatch(rule.deny, name)
           if (denied) {
             return { layer, passed: false, code: 'scene-deny', params: { rule: sceneLabel(rule, index), pattern: denied } }

@@ -1,15 +1,20 @@
-import picomatch from 'picomatch'
+import { compileGlob } from './glob'
 
 const cache = new Map<string, (name: string) => boolean>()
+/** Compiled patterns kept; the cache is cleared beyond this many (patterns come from config and rules). */
+const maxCached = 4096
 
 /**
- * Whether a tool name matches a picomatch pattern such as `mcp__*` or
- * `fs_{read,write}`. Compiled matchers are cached by pattern.
+ * Whether a name (a tool, an action, a path) matches a glob such as
+ * `mcp__*` or `fs_{read,write}` ({@link compileGlob}, path mode: linear in
+ * the name however the pattern is written). Compiled matchers are cached
+ * by pattern.
  */
 export function matchName(pattern: string, name: string) {
   let matcher = cache.get(pattern)
   if (!matcher) {
-    matcher = picomatch(pattern, { dot: true })
+    if (cache.size >= maxCached) cache.clear()
+    matcher = compileGlob(pattern)
     cache.set(pattern, matcher)
   }
   return matcher(name)

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'fs'
+import { readdirSync, readFileSync, readlinkSync } from 'fs'
 
 /** One process as `/proc/<pid>/stat` describes it. */
 export interface ProcessInfo {
@@ -54,6 +54,38 @@ export function listProcesses(): ProcessInfo[] {
   return result
 }
 
+/** The start time of a process in clock ticks since boot (`/proc/<pid>/stat`), or undefined when gone or not Linux. */
+export function processStart(pid: number): number | undefined {
+  if (!canListProcesses) return
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19])
+  } catch {}
+}
+
+/**
+ * Whether a process holds a descriptor open on `path` (also once the file
+ * is deleted). Readable for our own processes only.
+ */
+export function holdsDescriptor(pid: number, path: string): boolean {
+  let fds: string[]
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`)
+  } catch {
+    return false
+  }
+  for (const fd of fds) {
+    let target: string
+    try {
+      target = readlinkSync(`/proc/${pid}/fd/${fd}`)
+    } catch {
+      continue
+    }
+    if (target === path || target === path + ' (deleted)') return true
+  }
+  return false
+}
+
 /** Whether a process's environment holds `KEY=value` (readable for our own processes only). */
 export function hasEnvironmentEntry(pid: number, entry: string): boolean {
   try {
@@ -87,6 +119,15 @@ export interface ProcessFamily {
   exited: boolean
   /** Members seen earlier, pid → start time, so a reused pid is never mistaken for one. */
   known: Map<number, number>
+  /**
+   * A path unique to the run that the shell holds open on an inherited
+   * descriptor, so every process it starts does too: a process that left
+   * the session and cleared its environment still carries it, unless it
+   * closes its inherited descriptors.
+   */
+  descriptor?: string
+  /** When the shell started (clock ticks since boot): only later processes can carry the descriptor. */
+  start?: number
 }
 
 /**
@@ -94,9 +135,11 @@ export interface ProcessFamily {
  * session, its process group and its descendants; always, every process
  * carrying the marker in its environment (which catches children that
  * called `setsid` and were re-parented), the `known` members still alive
- * (same pid and start time, e.g. a child started under `env -i`), and
- * their descendants. Zombies are left out: they are already dead. Linux
- * only; elsewhere `[]`.
+ * (same pid and start time, e.g. a child started under `env -i`), every
+ * process started after the shell that holds the family's `descriptor`
+ * (a child that left the session *and* cleared its environment, even
+ * after the command ended), and their descendants. Zombies are left out:
+ * they are already dead. Linux only; elsewhere `[]`.
  */
 export function familyMembers(family: ProcessFamily, table = listProcesses()): ProcessInfo[] {
   const members = new Map<number, ProcessInfo>()
@@ -117,6 +160,13 @@ export function familyMembers(family: ProcessFamily, table = listProcesses()): P
   }
   for (const info of table) {
     if (!members.has(info.pid) && info.pid !== process.pid && hasEnvironmentEntry(info.pid, family.marker)) add(info)
+  }
+  if (family.descriptor) {
+    for (const info of table) {
+      if (members.has(info.pid) || info.pid === process.pid || info.state === 'Z') continue
+      if (family.start !== undefined && info.start < family.start) continue
+      if (holdsDescriptor(info.pid, family.descriptor)) add(info)
+    }
   }
   return [...members.values()].filter((info) => info.state !== 'Z' && info.state !== 'X')
 }

@@ -1,9 +1,10 @@
-import { accessSync, closeSync, constants as fsConstants, existsSync, mkdirSync, openSync } from 'fs'
+import { accessSync, closeSync, constants as fsConstants, existsSync, mkdirSync, openSync, rmSync, writeFileSync } from 'fs'
 import { randomBytes } from 'crypto'
-import { constants } from 'os'
+import { constants, tmpdir } from 'os'
+import { basename, join } from 'path'
 import type * as Pty from 'node-pty'
 import { CollectedOutput, OutputCollector } from './output'
-import { commandLineOf, familyMembers, killFamily, ProcessFamily } from './processes'
+import { canListProcesses, commandLineOf, familyMembers, killFamily, processStart, ProcessFamily } from './processes'
 
 let loaded: typeof Pty | Error | undefined
 
@@ -139,14 +140,21 @@ export class ShellRunner {
     const collector = new OutputCollector({ limit: options.maxOutputSize, spoolPath: options.spoolPath, onLines: options.onLines })
     const pty = loadPty()
     if (pty instanceof Error) throw new Error(`node-pty could not be loaded (${pty.message}); run "npm rebuild node-pty"`)
-    const child = pty.spawn(shell, ['-c', wrapCommand(command, token)], {
-      name: 'xterm-256color',
-      cols: 200,
-      rows: 50,
-      cwd: options.cwd,
-      env: commandEnvironment(shell, marker, this.inheritEnv()),
-    })
-    const family: ProcessFamily = { pid: child.pid, marker, exited: false, known: new Map() }
+    const descriptor = descriptorFile(token)
+    let child: Pty.IPty
+    try {
+      child = pty.spawn(shell, ['-c', wrapCommand(command, token, descriptor && { path: descriptor, fd: descriptorNumber(shell) })], {
+        name: 'xterm-256color',
+        cols: 200,
+        rows: 50,
+        cwd: options.cwd,
+        env: commandEnvironment(shell, marker, this.inheritEnv()),
+      })
+    } catch (error) {
+      if (descriptor) rmSync(descriptor, { force: true })
+      throw error
+    }
+    const family: ProcessFamily = { pid: child.pid, marker, exited: false, known: new Map(), descriptor, start: processStart(child.pid) }
     this.families.add(family)
     // Holding the terminal's other end open keeps the last output of a command
     // from being lost: Linux may report the terminal closed to a reader that
@@ -208,6 +216,8 @@ export class ShellRunner {
         exit.dispose()
         const background = this.settleFamily(family, timedOut || aborted)
         release()
+        // Processes still holding it keep it open (shown as deleted); the name stays unique.
+        if (descriptor) rmSync(descriptor, { force: true })
         const output = await collector.finish()
         resolve({
           exitCode: timedOut || aborted ? undefined : exitCode,
@@ -265,14 +275,41 @@ export class ShellRunner {
 }
 
 /**
+ * A new empty file under the system's temp dir, unique to one run (its
+ * name holds the run's random token): the shell opens it on a descriptor
+ * every process it starts inherits ({@link ProcessFamily.descriptor}).
+ * Undefined when it cannot be made, or without `/proc` to look for it.
+ */
+function descriptorFile(token: string): string | undefined {
+  if (!canListProcesses) return
+  const path = join(tmpdir(), `chatluna-tools-run-${token}`)
+  try {
+    writeFileSync(path, '', { flag: 'wx', mode: 0o600 })
+    return path
+  } catch {}
+}
+
+/** The descriptor number for the run's file: a high one where the shell allows it (bash, zsh, ksh), else 9. */
+function descriptorNumber(shell: string) {
+  return /^(bash|zsh|ksh|mksh|ksh93)$/.test(basename(shell)) ? 197 : 9
+}
+
+/** Quotes a word for any POSIX shell. */
+function shellQuote(text: string) {
+  return `'${text.replace(/'/g, `'\\''`)}'`
+}
+
+/**
  * The line the shell runs: an exit trap that writes a sentinel with the
  * exit status to the terminal (so the runner knows the shell's output is
- * complete, whatever `exit` the command calls), standard input from
- * `/dev/null`, then the command itself, on the same line so its line
- * numbers stay as written.
+ * complete, whatever `exit` the command calls), the run's file opened on
+ * an inherited descriptor (when given), standard input from `/dev/null`,
+ * then the command itself, on the same line so its line numbers stay as
+ * written.
  */
-export function wrapCommand(command: string, token: string) {
-  return `trap 'printf "\\033]777;${token};%d\\007" "$?" >/dev/tty 2>/dev/null' EXIT; exec </dev/null; ${command}`
+export function wrapCommand(command: string, token: string, descriptor?: { path: string; fd: number }) {
+  const open = descriptor ? `exec ${descriptor.fd}>>${shellQuote(descriptor.path)}; ` : ''
+  return `trap 'printf "\\033]777;${token};%d\\007" "$?" >/dev/tty 2>/dev/null' EXIT; ${open}exec </dev/null; ${command}`
 }
 
 /** Resolves when `pid` no longer exists (reaped), polling every 2 ms, at most `limit` ms. */

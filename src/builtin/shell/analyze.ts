@@ -3,6 +3,7 @@ import type { Assignment, Command, SyntaxNode, Word } from 'unbash'
 import { ArgWord, argWord, basename, isSystemPath, staticValue } from './words'
 import { readWrapper, wrappers } from './wrappers'
 import { inspectProgram } from './programs'
+import { ArithmeticTaint } from './arithmetic'
 
 /** One command a shell line would run (issue "Built-in tools", item 6). */
 export interface FoundCommand {
@@ -20,6 +21,13 @@ export interface FoundCommand {
   elevated: boolean
   /** More arguments arrive at run time (`xargs`, `find -exec`). */
   openArgs: boolean
+  /**
+   * It surely calls a shell function of the line, not a program: called by
+   * its bare name after an unconditional definition at the top of the line
+   * (not in a subshell, a branch, a pipeline or the background), and the
+   * line never says `unset`. Its body is analysed where it is defined.
+   */
+  callsFunction: boolean
 }
 
 /** The commands of a shell line and what keeps it from being judged. */
@@ -27,7 +35,7 @@ export interface ShellAnalysis {
   commands: FoundCommand[]
   /** Problems of the line as a whole (parse errors, prompt expansion, risky variables). */
   problems: string[]
-  /** Names of the functions the line defines. */
+  /** Names of the functions the line defines (anywhere, even where they may not exist when called). */
   functions: Set<string>
 }
 
@@ -55,14 +63,27 @@ interface Frame {
  * quotes and parameter defaults, here-documents and here-strings,
  * arithmetic. Wrappers are looked through (`sudo chmod` finds `sudo` and
  * `chmod`), command strings of `bash -c`, `su -c`, `eval`, `env -S`,
- * `watch` and `trap` are analysed too. Never throws: a parse error is a
- * problem of the line (the call then asks).
+ * `watch` and `trap` are analysed too. Arithmetic that reads a variable
+ * whose value comes from run time is a problem of the line
+ * ({@link ArithmeticTaint}). Never throws: a parse error is a problem of
+ * the line (the call then asks).
  */
 export function analyzeCommandLine(line: string): ShellAnalysis {
   const analysis: ShellAnalysis = { commands: [], problems: [], functions: new Set() }
-  analyzeSource(line, analysis, { depth: 0, via: [], elevated: false })
+  const taint = new ArithmeticTaint()
+  taints.set(analysis, taint)
+  try {
+    analyzeSource(line, analysis, { depth: 0, via: [], elevated: false })
+  } catch (error) {
+    // Thousands of nested substitutions overflow the parser's or the walk's stack.
+    analysis.problems.push(`the command line could not be analysed: ${error?.message ?? error}`)
+  }
+  analysis.problems.push(...taint.problems())
   return analysis
 }
+
+/** The arithmetic taint of each analysis in progress (shared by its nested command strings). */
+const taints = new WeakMap<ShellAnalysis, ArithmeticTaint>()
 
 function analyzeSource(source: string, analysis: ShellAnalysis, frame: Frame) {
   if (frame.depth > maxDepth) {
@@ -77,17 +98,25 @@ function analyzeSource(source: string, analysis: ShellAnalysis, frame: Frame) {
     return
   }
   const sources: string[] = [source]
+  const functions = frame.depth === 0 ? firmFunctions(script, source) : new Map<string, number>()
+  let nested = 0
   const visit = (node: SyntaxNode) => {
     const owned = node.type === 'Script' && typeof node.source === 'string'
     if (owned) sources.push((node as any).source)
+    const inner = owned && node !== script
+    if (inner) nested++
     if (node.type === 'Script' && (node as any).errors?.length) {
       for (const error of (node as any).errors) analysis.problems.push(`the command line could not be parsed: ${error.message} (at character ${error.pos + 1})`)
     }
     const text = sources[sources.length - 1]
+    taints.get(analysis)?.visit(node, text)
     switch (node.type) {
-      case 'Command':
-        onCommand(node, text, analysis, frame)
+      case 'Command': {
+        const name = staticValue(node.name)
+        const defined = name === undefined || nested ? undefined : functions.get(name)
+        onCommand(node, text, analysis, frame, defined !== undefined && defined <= node.pos)
         break
+      }
       case 'Function':
         if (node.name.value) analysis.functions.add(node.name.value)
         break
@@ -105,8 +134,27 @@ function analyzeSource(source: string, analysis: ShellAnalysis, frame: Frame) {
     }
     forEachChild(node, visit)
     if (owned) sources.pop()
+    if (inner) nested--
   }
   visit(script)
+}
+
+/**
+ * Functions the line surely defines before running on: `name() { … }`
+ * statements at the top level of the line, not in the background, with the
+ * offset where each first definition ends. None when the line says `unset`
+ * anywhere (it could remove one, even through `builtin` or `eval`).
+ */
+function firmFunctions(script: SyntaxNode, source: string): Map<string, number> {
+  const firm = new Map<string, number>()
+  if (/\bunset\b/.test(source)) return firm
+  for (const statement of (script as any).commands ?? []) {
+    const command = statement?.command
+    if (statement?.type !== 'Statement' || statement.background || command?.type !== 'Function') continue
+    const name = command.name?.value
+    if (typeof name === 'string' && name && !firm.has(name)) firm.set(name, command.end)
+  }
+  return firm
 }
 
 /** Asks when a word evaluated again by `[[ -v … ]]` or arithmetic holds a command substitution as text. */
@@ -135,20 +183,20 @@ function onAssignment(node: Assignment, analysis: ShellAnalysis) {
   }
 }
 
-function onCommand(command: Command, source: string, analysis: ShellAnalysis, frame: Frame) {
+function onCommand(command: Command, source: string, analysis: ShellAnalysis, frame: Frame, callsFunction: boolean) {
   if (!command.name) return
   const words: ArgWord[] = [argWord(command.name)]
   for (const item of command.suffix) {
     if (item.type === 'Word' || item.type === 'Assignment') words.push(argWord(item as Word | Assignment))
   }
-  record(words, command.end, source, analysis, frame, false)
+  record(words, command.end, source, analysis, frame, false, callsFunction)
 }
 
 /**
  * Records the command whose name is `words[0]` (its arguments follow),
  * then looks into it: wrappers, command strings, `find -exec`.
  */
-function record(words: ArgWord[], end: number, source: string, analysis: ShellAnalysis, frame: Frame, openArgs: boolean) {
+function record(words: ArgWord[], end: number, source: string, analysis: ShellAnalysis, frame: Frame, openArgs: boolean, callsFunction = false) {
   const [nameWord, ...args] = words
   const found: FoundCommand = {
     name: '',
@@ -158,6 +206,7 @@ function record(words: ArgWord[], end: number, source: string, analysis: ShellAn
     via: frame.via,
     elevated: frame.elevated,
     openArgs,
+    callsFunction,
   }
   analysis.commands.push(found)
   if (nameWord.value === undefined) {
@@ -188,7 +237,7 @@ function record(words: ArgWord[], end: number, source: string, analysis: ShellAn
     if (reading.noRun) return
     if (reading.inner !== undefined) {
       record(args.slice(reading.inner), end, source, analysis, inner, openArgs || !!wrapper.openArgs)
-    } else if (reading.shell || wrapper.bareShell) {
+    } else if ((reading.shell || wrapper.bareShell) && !reading.problem && !reading.scripts.length && !reading.splits.length) {
       found.asks.push(`${found.name} without a command opens an interactive shell`)
     }
     return

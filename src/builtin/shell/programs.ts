@@ -95,7 +95,7 @@ function suInsight(args: ArgWord[], insight: ProgramInsight) {
 }
 
 /** Short options of awk that take a value. */
-const awkValued = new Set(['-F', '-v', '-f', '-e', '-i', '-l', '-W'])
+const awkValued = new Set(['-F', '-v', '-f', '-E', '-e', '-i', '-l', '-W'])
 
 function awkInsight(name: string, args: ArgWord[], insight: ProgramInsight) {
   const programs: (string | undefined)[] = []
@@ -111,9 +111,9 @@ function awkInsight(name: string, args: ArgWord[], insight: ProgramInsight) {
       break
     }
     if (value.startsWith('--')) {
-      if (/^--(file|include|load)(=|$)/.test(value)) insight.asks.push(`${name} ${value} runs awk code from a file`)
+      if (/^--(file|include|load|exec)(=|$)/.test(value)) insight.asks.push(`${name} ${value} runs awk code from a file`)
       if (/^--source=/.test(value)) programs.push(value.slice(9))
-      if (/^--(file|include|load|source|assign|field-separator)$/.test(value)) {
+      if (/^--(file|include|load|exec|source|assign|field-separator)$/.test(value)) {
         if (value === '--source') programs.push(args[index + 1]?.value)
         index++
       }
@@ -123,7 +123,7 @@ function awkInsight(name: string, args: ArgWord[], insight: ProgramInsight) {
       const option = value.slice(0, 2)
       if (awkValued.has(option)) {
         const optionValue = value.length > 2 ? value.slice(2) : args[++index]?.value
-        if (option === '-f' || option === '-i' || option === '-l') insight.asks.push(`${name} ${option} runs awk code from a file`)
+        if (option === '-f' || option === '-E' || option === '-i' || option === '-l') insight.asks.push(`${name} ${option} runs awk code from a file`)
         if (option === '-e') programs.push(optionValue)
       }
       continue

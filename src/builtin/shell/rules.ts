@@ -1,7 +1,8 @@
-import picomatch from 'picomatch'
+import { posix } from 'path'
+import { compileGlob } from '../../visibility/glob'
 import { ToolAction } from '../../types'
 import { BashMode } from '../config'
-import { analyzeCommandLine, FoundCommand, ShellAnalysis } from './analyze'
+import { analyzeCommandLine, FoundCommand } from './analyze'
 
 /** One part of a command pattern after the name. */
 type ArgPattern =
@@ -9,6 +10,33 @@ type ArgPattern =
   | { kind: 'long'; option: string }
   | { kind: 'number'; option: string }
   | { kind: 'word'; test: (value: string) => boolean }
+
+/**
+ * Long options and the short option each spells, per program (GNU
+ * coreutils, git): `rm --recursive --force` is `rm -rf` to a deny rule.
+ */
+const longSynonyms: Record<string, Record<string, string>> = {
+  rm: { '--recursive': 'r', '--force': 'f', '--dir': 'd', '--interactive': 'i', '--verbose': 'v' },
+  chmod: { '--recursive': 'R', '--changes': 'c', '--silent': 'f', '--quiet': 'f', '--verbose': 'v' },
+  chown: { '--recursive': 'R', '--changes': 'c', '--silent': 'f', '--quiet': 'f', '--verbose': 'v' },
+  chgrp: { '--recursive': 'R', '--changes': 'c', '--silent': 'f', '--quiet': 'f', '--verbose': 'v' },
+  cp: { '--recursive': 'r', '--force': 'f' },
+  git: { '--force': 'f' },
+  kill: { '--signal': 's' },
+}
+
+/**
+ * A path-like operand in a canonical spelling (`of=//dev/./sda` →
+ * `of=/dev/sda`), or undefined when it has no `/`: the part after a
+ * `key=` prefix with repeated slashes, `.` and `..` segments resolved.
+ */
+function canonicalPath(value: string): string | undefined {
+  if (!value.includes('/')) return
+  const eq = value.indexOf('=')
+  const key = eq > 0 && !value.slice(0, eq).includes('/') ? value.slice(0, eq + 1) : ''
+  const path = value.slice(key.length).replace(/\/{2,}/g, '/')
+  return key + posix.normalize(path)
+}
 
 /**
  * A command pattern of the config (`mkfs*`, `rm -rf`, `git push --force`,
@@ -19,6 +47,12 @@ type ArgPattern =
  * numbers match exactly; any other word is a glob matched against each
  * operand. Words are separated by spaces (this is config syntax, not a
  * shell line).
+ *
+ * The command's own spelling does not matter: a long option abbreviated
+ * the way getopt accepts (`--recur` for `--recursive`), a long option
+ * that spells a short one (`rm --force` is `-f`, see
+ * {@link longSynonyms}), and an operand path written another way
+ * (`//dev/./sda`) all match.
  */
 export class CommandPattern {
   readonly name: (value: string) => boolean
@@ -26,12 +60,12 @@ export class CommandPattern {
 
   constructor(readonly source: string) {
     const [name = '', ...rest] = source.trim().split(/\s+/)
-    this.name = picomatch(name || '\0', { dot: true })
+    this.name = compileGlob(name || '\0')
     this.args = rest.map((word): ArgPattern => {
       if (/^-\d+$/.test(word)) return { kind: 'number', option: word }
       if (word.startsWith('--') && word.length > 2) return { kind: 'long', option: word }
       if (word.startsWith('-') && word.length > 1) return { kind: 'flags', letters: [...word.slice(1)] }
-      const glob = picomatch(word, { dot: true })
+      const glob = compileGlob(word)
       return { kind: 'word', test: (value) => value === word || glob(value) }
     })
   }
@@ -45,6 +79,9 @@ export class CommandPattern {
   matches(command: FoundCommand): boolean {
     if (!this.matchesName(command.name)) return false
     if (!this.args.length) return true
+    const synonyms = longSynonyms[command.name] ?? {}
+    // Long options a written one may abbreviate: the program's known ones and this pattern's.
+    const known = [...new Set([...Object.keys(synonyms), ...this.args.flatMap((arg) => arg.kind === 'long' ? [arg.option] : [])])]
     const letters = new Set<string>()
     const longs: string[] = []
     const numbers = new Set<string>()
@@ -57,17 +94,25 @@ export class CommandPattern {
       } else if (!optionsDone && /^-\d+$/.test(arg)) {
         numbers.add(arg)
       } else if (!optionsDone && arg.startsWith('--')) {
-        longs.push(arg)
+        const eq = arg.indexOf('=')
+        const written = eq === -1 ? arg : arg.slice(0, eq)
+        const expanded = known.includes(written) ? [written] : known.filter((option) => option.startsWith(written))
+        const option = expanded.length === 1 ? expanded[0] : written
+        if (synonyms[option]) letters.add(synonyms[option])
+        longs.push(eq === -1 ? option : option + arg.slice(eq))
       } else if (!optionsDone && arg.startsWith('-') && arg.length > 1) {
         for (const letter of arg.slice(1)) letters.add(letter)
       } else {
         operands.push(arg)
+        const canonical = canonicalPath(arg)
+        if (canonical !== undefined && canonical !== arg) operands.push(canonical)
       }
     }
     return this.args.every((pattern) => {
       switch (pattern.kind) {
         case 'flags': return pattern.letters.every((letter) => letters.has(letter))
         case 'long': return longs.some((arg) => arg === pattern.option || arg.startsWith(pattern.option + '='))
+          || (!!synonyms[pattern.option] && letters.has(synonyms[pattern.option]))
         case 'number': return numbers.has(pattern.option)
         case 'word': return operands.some(pattern.test)
       }
@@ -95,14 +140,14 @@ export function compileRules(config: { mode: BashMode; allow: string[]; deny: st
 }
 
 /** The verdict of the rules on one command: deny (with the rule), ask (why), or nothing. */
-function judgeCommand(command: FoundCommand, rules: CommandRules, analysis: ShellAnalysis): Pick<ToolAction, 'verdict' | 'reason'> {
+function judgeCommand(command: FoundCommand, rules: CommandRules): Pick<ToolAction, 'verdict' | 'reason'> {
   const { name } = command
   if (name) {
     const denied = rules.deny.find((pattern) => pattern.matches(command))
     if (denied) return { verdict: 'deny', reason: `"${name}" is on the deny list (rule "${denied.source}")` }
     const deniedArgs = rules.denyArgs.find((pattern) => pattern.matches(command))
     if (deniedArgs) return { verdict: 'deny', reason: `"${command.text}" matches the deny rule "${deniedArgs.source}"` }
-    if (rules.mode === 'allow' && !analysis.functions.has(name) && !rules.allow.some((pattern) => pattern.matches(command))) {
+    if (rules.mode === 'allow' && !command.callsFunction && !rules.allow.some((pattern) => pattern.matches(command))) {
       return { verdict: 'deny', reason: `"${name}" is not on the allow list (the bash tool is in allow mode)` }
     }
   }
@@ -132,7 +177,7 @@ export function commandParts(line: string, rules: CommandRules, analysis = analy
   }
   for (const command of analysis.commands) {
     const part: ToolAction = { name: `exec:${command.name || '?'}`, target: command.text }
-    Object.assign(part, judgeCommand(command, rules, analysis))
+    Object.assign(part, judgeCommand(command, rules))
     if (part.verdict === undefined) delete part.verdict
     if (command.elevated) part.risk = 'critical'
     parts.push(part)
