@@ -10,6 +10,7 @@ import { ConnectionHost, McpServerState, McpServerStatus, McpTestReport } from '
 import { callError, errorMessage, isSessionGone, startErrorText, unavailableError } from './errors'
 import { listAllTools } from './listing'
 import { probeServer } from './probe'
+import { implementation } from './implementation'
 
 export type { ConnectionHost, McpServerState, McpServerStatus, McpTestReport } from './status'
 
@@ -129,7 +130,7 @@ export class McpConnection {
   }
 
   private createClient(generation: number) {
-    const client = new Client({ name: 'koishi-plugin-chatluna-tools', version: this.host.version }, { capabilities: {} })
+    const client = new Client(implementation, { capabilities: {} })
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       if (generation === this.generation && this.state === 'connected') this.requestSync(generation)
     })
@@ -173,8 +174,7 @@ export class McpConnection {
       }
       this.protocol = opened.protocol
       this.pid = opened.pid
-      const info = opened.client.getServerVersion()
-      this.serverInfo = info ? { name: info.name, version: info.version } : undefined
+      this.serverInfo = opened.server
       await this.sync(generation, opened.client)
       if (!current()) return
       this.state = 'connected'

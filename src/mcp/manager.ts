@@ -17,9 +17,6 @@ declare module 'koishi' {
   }
 }
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const version: string = require('../../package.json').version
-
 /**
  * `ctx.tools.mcp` (issue "MCP"): the configured MCP servers as tools, and
  * this plugin's own tools as an MCP provider (`self`).
@@ -39,7 +36,6 @@ export class McpManager {
     this.self = new McpSelfProvider(service, () => options().server)
     const host: ConnectionHost = {
       baseDir: ctx.baseDir,
-      version,
       define: (definition) => service.define(definition, { source: 'mcp' }),
       retryDelay: () => this.options().retryDelay,
       maxRetryDelay: () => this.options().maxRetryDelay,

@@ -5,6 +5,7 @@ import { openClient, StderrTail } from './transport'
 import { listAllTools } from './listing'
 import { planTools } from './tools'
 import { startErrorText } from './errors'
+import { implementation } from './implementation'
 
 /**
  * A one-off connection for `tools.mcp.test`: connect, list every tool,
@@ -20,16 +21,15 @@ export async function probeServer(config: McpServerConfig, host: ConnectionHost)
     const opened = await openClient(config, {
       stderr,
       baseDir: host.baseDir,
-      createClient: () => new Client({ name: 'koishi-plugin-chatluna-tools', version: host.version }, { capabilities: {} }),
+      createClient: () => new Client(implementation, { capabilities: {} }),
       onClient: (created) => client = created,
       onSpawn: (pid) => host.trackProcess(pid),
     })
     const plan = planTools(config.id, await listAllTools(opened.client, config.startupTimeout), config.tools)
-    const info = opened.client.getServerVersion()
     Object.assign(report, {
       ok: true,
       protocol: opened.protocol,
-      server: info ? { name: info.name, version: info.version } : undefined,
+      server: opened.server,
       tools: plan.tools.map((planned) => planned.name),
       skipped: plan.skipped,
       filtered: plan.filtered,
