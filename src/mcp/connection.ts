@@ -87,13 +87,9 @@ export class McpConnection {
    * returns it; it never rejects: failures end in `retrying` with `error`.
    */
   connect(): Promise<void> {
-    clearTimeout(this.retryTimer)
-    this.retryTimer = undefined
-    this.retryAt = undefined
+    this.cancelRetry()
     const generation = ++this.generation
-    const previous = this.client
-    this.client = undefined
-    previous?.close().catch(() => {})
+    this.dropClient()
     this.state = 'connecting'
     this.host.changed()
     return this.attempt = this.open(generation)
@@ -112,9 +108,7 @@ export class McpConnection {
    */
   async close(state: 'disabled' | 'closed') {
     ++this.generation
-    clearTimeout(this.retryTimer)
-    this.retryTimer = undefined
-    this.retryAt = undefined
+    this.cancelRetry()
     this.dropReason = state === 'closed'
       ? `the MCP server "${this.id}" was closed because the plugin stopped`
       : `the MCP server "${this.id}" was disabled`
@@ -127,6 +121,20 @@ export class McpConnection {
     }
     this.host.changed()
     await client?.close().catch(() => {})
+  }
+
+  /** Cancels a pending reconnection attempt. */
+  private cancelRetry() {
+    clearTimeout(this.retryTimer)
+    this.retryTimer = undefined
+    this.retryAt = undefined
+  }
+
+  /** Forgets the current client and closes it in the background. */
+  private dropClient() {
+    const client = this.client
+    this.client = undefined
+    client?.close().catch(() => {})
   }
 
   private createClient(generation: number) {
@@ -198,9 +206,7 @@ export class McpConnection {
   private retry(generation: number, reason: string) {
     if (generation !== this.generation) return
     ++this.generation
-    const client = this.client
-    this.client = undefined
-    client?.close().catch(() => {})
+    this.dropClient()
     if (this.connectedAt && Date.now() - this.connectedAt >= stableAfter) this.attempts = 0
     this.connectedAt = undefined
     const delay = Math.min(this.host.maxRetryDelay(), this.host.retryDelay() * 2 ** Math.min(this.attempts, 30))
@@ -222,7 +228,6 @@ export class McpConnection {
     } catch (error) {
       if (generation === this.generation && client === this.client) {
         this.lost(generation, `the MCP server "${this.id}" stopped answering: ${errorMessage(error)}`)
-        client.close().catch(() => {})
       }
     } finally {
       this.probing = false
