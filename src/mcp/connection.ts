@@ -7,9 +7,9 @@ import { openClient, StderrTail, WireProtocol } from './transport'
 import { planTools, SkippedTool, toDefinition, toolSignature } from './tools'
 import { fromMcpResult } from './content'
 import { ConnectionHost, McpServerState, McpServerStatus, McpTestReport } from './status'
-import { callError, errorMessage, isSessionGone, startErrorText, unavailableError } from './errors'
+import { callError, errorMessage, isSessionGone, listingErrorText, startErrorText, unavailableError } from './errors'
 import { listAllTools } from './listing'
-import { probeServer } from './probe'
+import { probeServer, testReport } from './probe'
 import { implementation } from './implementation'
 
 export type { ConnectionHost, McpServerState, McpServerStatus, McpTestReport } from './status'
@@ -247,7 +247,7 @@ export class McpConnection {
           await this.sync(generation, this.client)
         } catch (error) {
           if (generation !== this.generation) break
-          this.error = `listing the tools of MCP server "${this.id}" failed: ${errorMessage(error)}`
+          this.error = listingErrorText(this.id, error)
           logger.warn(this.error)
         }
       } while (this.syncAgain && generation === this.generation)
@@ -277,16 +277,10 @@ export class McpConnection {
       if (report.ok && this.state === 'retrying') this.connect()
       return report
     }
-    const start = Date.now()
-    const report: McpTestReport = { id: this.id, ok: false, tools: [], skipped: [], filtered: 0, duration: 0 }
-    try {
+    return testReport(this.id, async () => {
       await this.sync(this.generation, this.client)
-      Object.assign(report, { ok: true, protocol: this.protocol, server: this.serverInfo, tools: [...this.tools.keys()], skipped: this.skipped, filtered: this.filtered })
-    } catch (error) {
-      report.error = `listing the tools of MCP server "${this.id}" failed: ${errorMessage(error)}`
-    }
-    report.duration = Date.now() - start
-    return report
+      return { protocol: this.protocol, server: this.serverInfo, tools: [...this.tools.keys()], skipped: this.skipped, filtered: this.filtered }
+    }, (error) => listingErrorText(this.id, error))
   }
 
   private apply(plan: ReturnType<typeof planTools>) {
