@@ -3,7 +3,7 @@ import { resolve } from 'path'
 import { Context, Logger } from 'koishi'
 import { ContentBlock } from '../types'
 import type { ToolService } from '../service'
-import { McpOptions, McpServerConfig } from './config'
+import { McpOptions } from './config'
 import { ConnectionHost, McpConnection, McpServerStatus, McpTestReport } from './connection'
 import { McpSelfProvider } from './self'
 import { trackProcess } from './processes'
@@ -77,11 +77,6 @@ export class McpManager {
   /** One server's status, or undefined for an unknown id. */
   server(id: string): McpServerStatus | undefined {
     return this.connections.get(id)?.status()
-  }
-
-  /** The configured servers. */
-  get configs(): McpServerConfig[] {
-    return [...this.connections.values()].map((connection) => connection.config)
   }
 
   /**
