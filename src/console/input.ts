@@ -98,6 +98,7 @@ export function parsePolicy(value: unknown): ToolPolicy | null {
   return value as ToolPolicy
 }
 
+/** An approval answer: one of {@link approvalAnswers}. */
 export function parseAnswer(value: unknown): ApprovalAnswer {
   if (!approvalAnswers.includes(value as ApprovalAnswer)) {
     throw new ConsoleInputError(`answer must be one of ${approvalAnswers.join(', ')}`)
@@ -105,6 +106,7 @@ export function parseAnswer(value: unknown): ApprovalAnswer {
   return value as ApprovalAnswer
 }
 
+/** A non-empty id or name (a finite number is taken as its text), at most 200 characters; `field` names it in the error. */
 export function parseId(value: unknown, field = 'id'): string {
   if (typeof value === 'number' && Number.isFinite(value)) return String(value)
   const id = text(value, field)

@@ -96,10 +96,12 @@ export class ConsolePermissions {
     return { ok: false, code: 'policy-not-found', message: `no stored policy for "${pattern}"` }
   }
 
+  /** Every permission rule, as plain JSON. */
   listRules(): RuleView[] {
     return this.service.rules.list().map((rule) => plain(rule))
   }
 
+  /** The approvals waiting for an answer. */
   pendingApprovals(): ApprovalView[] {
     return this.service.approvals.pending().map(approvalView)
   }
