@@ -68,6 +68,12 @@ export function useText() {
   return { t: text, locale }
 }
 
+/** The authority the page needs (from the entry data). */
+export const requiredAuthority = ref(4)
+
+/** The policies a tool-name pattern can be given (the server's `toolPolicies`). */
+export const toolPolicies = ['auto', 'approval', 'disabled']
+
 /** Shows a failed page action in the console's message area, in words the admin understands. */
 export function reportError(t: (key: string, params?: any) => string, error: unknown) {
   // The console sends a listener's error as its stack: keep the message line.
@@ -78,9 +84,6 @@ export function reportError(t: (key: string, params?: any) => string, error: unk
     message.error(t('errors.failed', { message: text.replace(/^invalid-input: /, '') }))
   }
 }
-
-/** The authority the page needs (from the entry data). */
-export const requiredAuthority = ref(4)
 
 /**
  * Keeps `report` and `detail` in step with the scope bar, the selected tool,
