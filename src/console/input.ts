@@ -1,7 +1,9 @@
 import { ToolScope } from '../types'
 import { ToolPolicy } from '../permission/policy'
+import { toolPolicies } from '../permission/policy-store'
+import type { ApprovalAnswer } from '../permission/approvals'
 import { ConsoleScopeInput } from './types'
-import { ApprovalAnswer, approvalAnswers, toolPolicies } from './permissions'
+import { approvalAnswers } from './permissions'
 
 /**
  * Thrown for malformed input from the page (or anyone speaking the console
