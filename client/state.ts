@@ -1,4 +1,4 @@
-import { computed, reactive, ref, watch } from 'vue'
+import { computed, onScopeDispose, reactive, ref, watch } from 'vue'
 import { message, send, store, useI18n } from '@koishijs/client'
 import type {
   ApprovalView, CallView, ConsoleScopeInput, ScopeReport, ToolDetail, ToolTable,
@@ -87,7 +87,8 @@ export function reportError(t: (key: string, params?: any) => string, error: unk
 
 /**
  * Keeps `report` and `detail` in step with the scope bar, the selected tool,
- * the tool table and the locale. Call once from the page's setup.
+ * the tool table and the locale. Call once from the page's setup; it
+ * stops when the page is unmounted.
  */
 export function useLiveReport() {
   const { t, locale } = useText()
@@ -120,6 +121,8 @@ export function useLiveReport() {
     clearTimeout(timer)
     timer = setTimeout(refresh, 120)
   }, { immediate: true, deep: true })
+  // The watchers stop with the page; a refresh still pending stops with them.
+  onScopeDispose(() => clearTimeout(timer))
 
   return { refresh }
 }
