@@ -1,4 +1,4 @@
-import { computed, reactive, ref, watch } from 'vue'
+import { computed, onScopeDispose, reactive, ref, watch } from 'vue'
 import { message, send, store, useI18n } from '@koishijs/client'
 import type {
   ApprovalView, CallView, ConsoleScopeInput, ScopeReport, ToolDetail, ToolTable,
@@ -68,6 +68,12 @@ export function useText() {
   return { t: text, locale }
 }
 
+/** The authority the page needs (from the entry data). */
+export const requiredAuthority = ref(4)
+
+/** The policies a tool-name pattern can be given (the server's `toolPolicies`). */
+export const toolPolicies = ['auto', 'approval', 'disabled']
+
 /** Shows a failed page action in the console's message area, in words the admin understands. */
 export function reportError(t: (key: string, params?: any) => string, error: unknown) {
   // The console sends a listener's error as its stack: keep the message line.
@@ -79,12 +85,10 @@ export function reportError(t: (key: string, params?: any) => string, error: unk
   }
 }
 
-/** The authority the page needs (from the entry data). */
-export const requiredAuthority = ref(4)
-
 /**
  * Keeps `report` and `detail` in step with the scope bar, the selected tool,
- * the tool table and the locale. Call once from the page's setup.
+ * the tool table and the locale. Call once from the page's setup; it
+ * stops when the page is unmounted.
  */
 export function useLiveReport() {
   const { t, locale } = useText()
@@ -117,6 +121,8 @@ export function useLiveReport() {
     clearTimeout(timer)
     timer = setTimeout(refresh, 120)
   }, { immediate: true, deep: true })
+  // The watchers stop with the page; a refresh still pending stops with them.
+  onScopeDispose(() => clearTimeout(timer))
 
   return { refresh }
 }

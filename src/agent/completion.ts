@@ -84,12 +84,6 @@ function contentText(content: unknown): string | null {
   return null
 }
 
-interface PartialCall {
-  id: string
-  name: string
-  arguments: string
-}
-
 /**
  * Accumulates streamed chunks (`object: "chat.completion.chunk"`) into one
  * result. Tool calls are keyed by `index`; a fragment without `index` (e.g.
@@ -102,8 +96,8 @@ export class CompletionAccumulator {
   private content: string | null = null
   private reasoningContent?: string
   private reasoning?: string
-  private calls: PartialCall[] = []
-  private byIndex = new Map<number, PartialCall>()
+  private calls: RawToolCall[] = []
+  private byIndex = new Map<number, RawToolCall>()
   private finishReason?: string
   private usage?: CompletionResult['usage']
   private model?: string
@@ -135,21 +129,14 @@ export class CompletionAccumulator {
   private addFragment(fragment: Dict) {
     if (!fragment || typeof fragment !== 'object') return
     const id = typeof fragment.id === 'string' ? fragment.id : ''
-    let call: PartialCall | undefined
-    if (typeof fragment.index === 'number') {
-      call = this.byIndex.get(fragment.index)
-      if (!call) {
-        call = { id: '', name: '', arguments: '' }
-        this.byIndex.set(fragment.index, call)
-        this.calls.push(call)
-      }
-    } else {
-      const last = this.calls[this.calls.length - 1]
-      call = id ? this.calls.find((item) => item.id === id) : last
-      if (!call) {
-        call = { id: '', name: '', arguments: '' }
-        this.calls.push(call)
-      }
+    const indexed = typeof fragment.index === 'number'
+    let call = indexed
+      ? this.byIndex.get(fragment.index)
+      : id ? this.calls.find((item) => item.id === id) : this.calls[this.calls.length - 1]
+    if (!call) {
+      call = { id: '', name: '', arguments: '' }
+      this.calls.push(call)
+      if (indexed) this.byIndex.set(fragment.index, call)
     }
     if (id && !call.id) call.id = id
     const name = fragment.function?.name

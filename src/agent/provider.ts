@@ -60,6 +60,11 @@ class ResponseTimeout extends Error {}
 export class ChatProvider {
   constructor(private http: HTTP, private options: () => ProviderOptions) {}
 
+  /**
+   * Sends one request and reads the whole answer, streamed or not. Throws a
+   * {@link ProviderError} for every failure (see its codes); aborting
+   * `signal` ends the request with `aborted`.
+   */
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<CompletionResult> {
     const options = this.options()
     const url = completionsURL(options.baseURL)

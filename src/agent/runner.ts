@@ -111,7 +111,7 @@ export class AgentRunner {
       scope: options.scope,
       messages,
       maxSteps: options.maxSteps ?? config.maxSteps,
-      maxToolCalls: config.maxToolCalls ?? 32,
+      maxToolCalls: config.maxToolCalls,
       dialect: config.dialect,
       signal,
       onToolCalls: options.onToolCalls,

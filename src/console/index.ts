@@ -6,7 +6,7 @@ import { ConsolePermissions } from './permissions'
 import { PermissionInputError } from '../permission/rules'
 import { ConsoleViews } from './views'
 import { ConsoleInputError, parseAnswer, parseId, parseLimit, parsePattern, parsePolicy, parseScope } from './input'
-import { ApprovalService, CallLogService, ToolTableService } from './services'
+import { ApprovalService, CallLogService, callLogSize, ToolTableService } from './services'
 import { ActionResult, ApprovalView, CallView, ConsoleScopeInput, RuleView, ScopeReport, ToolDetail } from './types'
 
 export * from './types'
@@ -113,6 +113,6 @@ export function applyConsole(ctx: Context, config: ConsoleConfig) {
 
   ctx.console.addListener('chatluna-tools/calls', function (limit) {
     guard(this)
-    return ctx.tools.history.slice(-parseLimit(limit, 100, 200)).reverse()
+    return views.recentCalls(parseLimit(limit, callLogSize, 200))
   }, options)
 }

@@ -1,7 +1,9 @@
 import { ToolScope } from '../types'
 import { ToolPolicy } from '../permission/policy'
+import { toolPolicies } from '../permission/policy-store'
+import type { ApprovalAnswer } from '../permission/approvals'
 import { ConsoleScopeInput } from './types'
-import { ApprovalAnswer, approvalAnswers, toolPolicies } from './permissions'
+import { approvalAnswers } from './permissions'
 
 /**
  * Thrown for malformed input from the page (or anyone speaking the console
@@ -98,6 +100,7 @@ export function parsePolicy(value: unknown): ToolPolicy | null {
   return value as ToolPolicy
 }
 
+/** An approval answer: one of {@link approvalAnswers}. */
 export function parseAnswer(value: unknown): ApprovalAnswer {
   if (!approvalAnswers.includes(value as ApprovalAnswer)) {
     throw new ConsoleInputError(`answer must be one of ${approvalAnswers.join(', ')}`)
@@ -105,6 +108,7 @@ export function parseAnswer(value: unknown): ApprovalAnswer {
   return value as ApprovalAnswer
 }
 
+/** A non-empty id or name (a finite number is taken as its text), at most 200 characters; `field` names it in the error. */
 export function parseId(value: unknown, field = 'id'): string {
   if (typeof value === 'number' && Number.isFinite(value)) return String(value)
   const id = text(value, field)

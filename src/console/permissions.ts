@@ -3,14 +3,10 @@ import { ToolAction, ToolScope } from '../types'
 import { RegisteredTool } from '../registry/registry'
 import { targetText } from '../permission/action'
 import { ToolPolicy } from '../permission/policy'
-import { toolPolicies } from '../permission/policy-store'
 import { approveWords, ApprovalAnswer, denyWords } from '../permission/approvals'
 import type { Approval } from '../permission/approvals'
 import type { PermissionSubject } from '../permission/subject'
 import { ActionResult, ApprovalView, DecisionView, PolicyView, RuleView } from './types'
-
-export { toolPolicies }
-export type { ApprovalAnswer }
 
 /** Answers an approver can give (DESIGN.md "Permissions"). */
 export const approvalAnswers: readonly ApprovalAnswer[] = [...approveWords, ...denyWords]
@@ -96,10 +92,12 @@ export class ConsolePermissions {
     return { ok: false, code: 'policy-not-found', message: `no stored policy for "${pattern}"` }
   }
 
+  /** Every permission rule, as plain JSON. */
   listRules(): RuleView[] {
     return this.service.rules.list().map((rule) => plain(rule))
   }
 
+  /** The approvals waiting for an answer. */
   pendingApprovals(): ApprovalView[] {
     return this.service.approvals.pending().map(approvalView)
   }

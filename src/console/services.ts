@@ -83,7 +83,7 @@ export class CallLogService extends GuardedService<CallView[]> {
   }
 
   protected async value() {
-    return this.ctx.tools.history.slice(-callLogSize).reverse()
+    return this.shared.views.recentCalls(callLogSize)
   }
 }
 

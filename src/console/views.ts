@@ -7,7 +7,7 @@ import { explanationLines } from '../visibility/explain'
 import { describeTool } from '../modes'
 import { ConsolePermissions } from './permissions'
 import {
-  ConsoleFeatures, DeclarationsView, LayerView, RemovalView, ScopeReport, ScopeVerdict, ToolDetail, ToolRow, ToolTable,
+  CallView, ConsoleFeatures, DeclarationsView, LayerView, RemovalView, ScopeReport, ScopeVerdict, ToolDetail, ToolRow, ToolTable,
 } from './types'
 
 /** Modes the page offers when the service accepts them (tool-system seed, "三种工具模式"). */
@@ -28,37 +28,40 @@ export class ConsoleViews {
 
   /** Every registered entry (shadowed ones too), in name order, active first. */
   rows(): ToolRow[] {
-    const { registry, owners, policies, config, searchMode } = this.ctx.tools
-    const rows: ToolRow[] = []
-    for (const name of registry.names()) {
-      const shadowed = new Map(registry.shadowed(name).map((info) => [info.entry, info]))
-      const policy = policies.resolve(name)
-      for (const entry of registry.all(name)) {
-        const { definition } = entry
-        const traits = definition.traits ?? {}
-        const effect = traits.effect ?? 'exec'
-        const info = shadowed.get(entry)
-        const row: ToolRow = {
-          name,
-          active: !info,
-          source: entry.source,
-          plugin: entry.plugin,
-          description: definition.description,
-          effect,
-          parallel: traits.parallel ?? effect === 'read',
-          timeout: traits.timeout ?? config.timeout,
-          background: !!traits.background,
-          deferred: searchMode.isDeferred(entry),
-          modeTool: searchMode.isModeTool(entry),
-        }
-        if (traits.risk) row.risk = traits.risk
-        if (definition.owner) row.owner = { ...definition.owner, enabled: owners.isEnabled(definition.owner) }
-        if (info) row.shadowedBy = { source: info.by.source, plugin: info.by.plugin, reason: info.reason }
-        if (policy) row.policy = { policy: policy.policy, pattern: policy.pattern }
-        rows.push(row)
+    // One read of `ctx.tools` (a proxy) for the whole table.
+    const tools = this.ctx.tools
+    return tools.registry.names().flatMap((name) => this.rowsOf(name, tools))
+  }
+
+  /** The registered entries of one name, active first. */
+  private rowsOf(name: string, tools = this.ctx.tools): ToolRow[] {
+    const { registry, owners, policies, config, searchMode } = tools
+    const shadowed = new Map(registry.shadowed(name).map((info) => [info.entry, info]))
+    const policy = policies.resolve(name)
+    return registry.all(name).map((entry) => {
+      const { definition } = entry
+      const traits = definition.traits ?? {}
+      const effect = traits.effect ?? 'exec'
+      const info = shadowed.get(entry)
+      const row: ToolRow = {
+        name,
+        active: !info,
+        source: entry.source,
+        plugin: entry.plugin,
+        description: definition.description,
+        effect,
+        parallel: traits.parallel ?? effect === 'read',
+        timeout: traits.timeout ?? config.timeout,
+        background: !!traits.background,
+        deferred: searchMode.isDeferred(entry),
+        modeTool: searchMode.isModeTool(entry),
       }
-    }
-    return rows
+      if (traits.risk) row.risk = traits.risk
+      if (definition.owner) row.owner = { ...definition.owner, enabled: owners.isEnabled(definition.owner) }
+      if (info) row.shadowedBy = { source: info.by.source, plugin: info.by.plugin, reason: info.reason }
+      if (policy) row.policy = { policy: policy.policy, pattern: policy.pattern }
+      return row
+    })
   }
 
   /** Modes `declarations` accepts; probed once, since modes are code, not configuration. */
@@ -73,6 +76,7 @@ export class ConsoleViews {
     })
   }
 
+  /** What the page can offer with the services loaded now. */
   features(): ConsoleFeatures {
     return {
       persistentPolicies: this.permissions.persistentPolicies,
@@ -81,6 +85,7 @@ export class ConsoleViews {
     }
   }
 
+  /** The tool table of data service `chatluna-tools`: rows, policies, features, and the platforms and scene labels of the scope bar. */
   async table(): Promise<ToolTable> {
     const scenes = this.ctx.tools.config.scenes ?? []
     const platforms = new Set<string>()
@@ -93,6 +98,11 @@ export class ConsoleViews {
       platforms: [...platforms].sort(),
       scenes: scenes.map(sceneLabel),
     }
+  }
+
+  /** The most recent `limit` finished calls, newest first. */
+  recentCalls(limit: number): CallView[] {
+    return this.ctx.tools.history.slice(-limit).reverse()
   }
 
   /** Locales for texts: the page's first, then the app's fallbacks. */
@@ -123,6 +133,7 @@ export class ConsoleViews {
     }
   }
 
+  /** Whether a tool is visible in a scope (else the first layer that hid it) and the permission decision, with texts in `locales`. */
   verdict(entry: RegisteredTool, scope: ToolScope, locales: string[]): ScopeVerdict {
     const failure = this.ctx.tools.visibility.firstFailure(entry, scope)
     const verdict: ScopeVerdict = { visible: !failure }
@@ -194,7 +205,7 @@ export class ConsoleViews {
       schema = definition.args ? JSON.parse(JSON.stringify(definition.args.toJSON())) : null
     } catch {}
     return {
-      row: this.rows().find((row) => row.name === name && row.active),
+      row: this.rowsOf(name).find((row) => row.active),
       description: describeTool(entry, scope, locales),
       schema,
       jsonSchema: entry.schema.jsonSchema(locales),

@@ -7,9 +7,10 @@ import { openClient, StderrTail, WireProtocol } from './transport'
 import { planTools, SkippedTool, toDefinition, toolSignature } from './tools'
 import { fromMcpResult } from './content'
 import { ConnectionHost, McpServerState, McpServerStatus, McpTestReport } from './status'
-import { callError, errorMessage, isSessionGone, startErrorText, unavailableError } from './errors'
+import { callError, errorMessage, isSessionGone, listingErrorText, startErrorText, unavailableError } from './errors'
 import { listAllTools } from './listing'
-import { probeServer } from './probe'
+import { probeServer, testReport } from './probe'
+import { implementation } from './implementation'
 
 export type { ConnectionHost, McpServerState, McpServerStatus, McpTestReport } from './status'
 
@@ -86,13 +87,9 @@ export class McpConnection {
    * returns it; it never rejects: failures end in `retrying` with `error`.
    */
   connect(): Promise<void> {
-    clearTimeout(this.retryTimer)
-    this.retryTimer = undefined
-    this.retryAt = undefined
+    this.cancelRetry()
     const generation = ++this.generation
-    const previous = this.client
-    this.client = undefined
-    previous?.close().catch(() => {})
+    this.dropClient()
     this.state = 'connecting'
     this.host.changed()
     return this.attempt = this.open(generation)
@@ -111,9 +108,7 @@ export class McpConnection {
    */
   async close(state: 'disabled' | 'closed') {
     ++this.generation
-    clearTimeout(this.retryTimer)
-    this.retryTimer = undefined
-    this.retryAt = undefined
+    this.cancelRetry()
     this.dropReason = state === 'closed'
       ? `the MCP server "${this.id}" was closed because the plugin stopped`
       : `the MCP server "${this.id}" was disabled`
@@ -128,8 +123,22 @@ export class McpConnection {
     await client?.close().catch(() => {})
   }
 
+  /** Cancels a pending reconnection attempt. */
+  private cancelRetry() {
+    clearTimeout(this.retryTimer)
+    this.retryTimer = undefined
+    this.retryAt = undefined
+  }
+
+  /** Forgets the current client and closes it in the background. */
+  private dropClient() {
+    const client = this.client
+    this.client = undefined
+    client?.close().catch(() => {})
+  }
+
   private createClient(generation: number) {
-    const client = new Client({ name: 'koishi-plugin-chatluna-tools', version: this.host.version }, { capabilities: {} })
+    const client = new Client(implementation, { capabilities: {} })
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       if (generation === this.generation && this.state === 'connected') this.requestSync(generation)
     })
@@ -173,8 +182,7 @@ export class McpConnection {
       }
       this.protocol = opened.protocol
       this.pid = opened.pid
-      const info = opened.client.getServerVersion()
-      this.serverInfo = info ? { name: info.name, version: info.version } : undefined
+      this.serverInfo = opened.server
       await this.sync(generation, opened.client)
       if (!current()) return
       this.state = 'connected'
@@ -198,9 +206,7 @@ export class McpConnection {
   private retry(generation: number, reason: string) {
     if (generation !== this.generation) return
     ++this.generation
-    const client = this.client
-    this.client = undefined
-    client?.close().catch(() => {})
+    this.dropClient()
     if (this.connectedAt && Date.now() - this.connectedAt >= stableAfter) this.attempts = 0
     this.connectedAt = undefined
     const delay = Math.min(this.host.maxRetryDelay(), this.host.retryDelay() * 2 ** Math.min(this.attempts, 30))
@@ -222,7 +228,6 @@ export class McpConnection {
     } catch (error) {
       if (generation === this.generation && client === this.client) {
         this.lost(generation, `the MCP server "${this.id}" stopped answering: ${errorMessage(error)}`)
-        client.close().catch(() => {})
       }
     } finally {
       this.probing = false
@@ -242,7 +247,7 @@ export class McpConnection {
           await this.sync(generation, this.client)
         } catch (error) {
           if (generation !== this.generation) break
-          this.error = `listing the tools of MCP server "${this.id}" failed: ${errorMessage(error)}`
+          this.error = listingErrorText(this.id, error)
           logger.warn(this.error)
         }
       } while (this.syncAgain && generation === this.generation)
@@ -272,16 +277,10 @@ export class McpConnection {
       if (report.ok && this.state === 'retrying') this.connect()
       return report
     }
-    const start = Date.now()
-    const report: McpTestReport = { id: this.id, ok: false, tools: [], skipped: [], filtered: 0, duration: 0 }
-    try {
+    return testReport(this.id, async () => {
       await this.sync(this.generation, this.client)
-      Object.assign(report, { ok: true, protocol: this.protocol, server: this.serverInfo, tools: [...this.tools.keys()], skipped: this.skipped, filtered: this.filtered })
-    } catch (error) {
-      report.error = `listing the tools of MCP server "${this.id}" failed: ${errorMessage(error)}`
-    }
-    report.duration = Date.now() - start
-    return report
+      return { protocol: this.protocol, server: this.serverInfo, tools: [...this.tools.keys()], skipped: this.skipped, filtered: this.filtered }
+    }, (error) => listingErrorText(this.id, error))
   }
 
   private apply(plan: ReturnType<typeof planTools>) {

@@ -30,6 +30,11 @@ export function startErrorText(config: McpServerConfig, error: any, tail?: strin
   return tail ? `${text} (last output: ${tail})` : text
 }
 
+/** Why listing the tools of a connected server failed, in English for logs, `tools.mcp` and `tools.mcp.test`. */
+export function listingErrorText(id: string, error: unknown) {
+  return `listing the tools of MCP server "${id}" failed: ${errorMessage(error)}`
+}
+
 /** Whether a Streamable HTTP request failed with 404: the server no longer knows the session (MCP: start a new one). */
 export function isSessionGone(error: unknown) {
   return error instanceof StreamableHTTPError && error.code === 404

@@ -3,7 +3,7 @@ import { resolve } from 'path'
 import { Context, Logger } from 'koishi'
 import { ContentBlock } from '../types'
 import type { ToolService } from '../service'
-import { McpOptions, McpServerConfig } from './config'
+import { McpOptions } from './config'
 import { ConnectionHost, McpConnection, McpServerStatus, McpTestReport } from './connection'
 import { McpSelfProvider } from './self'
 import { trackProcess } from './processes'
@@ -16,9 +16,6 @@ declare module 'koishi' {
     'chatluna/mcp-changed'(): void
   }
 }
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const version: string = require('../../package.json').version
 
 /**
  * `ctx.tools.mcp` (issue "MCP"): the configured MCP servers as tools, and
@@ -39,7 +36,6 @@ export class McpManager {
     this.self = new McpSelfProvider(service, () => options().server)
     const host: ConnectionHost = {
       baseDir: ctx.baseDir,
-      version,
       define: (definition) => service.define(definition, { source: 'mcp' }),
       retryDelay: () => this.options().retryDelay,
       maxRetryDelay: () => this.options().maxRetryDelay,
@@ -81,11 +77,6 @@ export class McpManager {
   /** One server's status, or undefined for an unknown id. */
   server(id: string): McpServerStatus | undefined {
     return this.connections.get(id)?.status()
-  }
-
-  /** The configured servers. */
-  get configs(): McpServerConfig[] {
-    return [...this.connections.values()].map((connection) => connection.config)
   }
 
   /**

@@ -5,6 +5,27 @@ import { openClient, StderrTail } from './transport'
 import { listAllTools } from './listing'
 import { planTools } from './tools'
 import { startErrorText } from './errors'
+import { implementation } from './implementation'
+
+/** What a successful test found. */
+export type McpTestFindings = Pick<McpTestReport, 'protocol' | 'server' | 'tools' | 'skipped' | 'filtered'>
+
+/**
+ * Runs one test of server `id` and reports it: `ok` with what `run`
+ * found, or `ok: false` with `failed(error)` as the error; `duration` is
+ * the wall time of `run` in ms. Never rejects.
+ */
+export async function testReport(id: string, run: () => Promise<McpTestFindings>, failed: (error: unknown) => string): Promise<McpTestReport> {
+  const start = Date.now()
+  const report: McpTestReport = { id, ok: false, tools: [], skipped: [], filtered: 0, duration: 0 }
+  try {
+    Object.assign(report, { ok: true, ...await run() })
+  } catch (error) {
+    report.error = failed(error)
+  }
+  report.duration = Date.now() - start
+  return report
+}
 
 /**
  * A one-off connection for `tools.mcp.test`: connect, list every tool,
@@ -12,32 +33,25 @@ import { startErrorText } from './errors'
  * rejects; a failure is `ok: false` with the reason.
  */
 export async function probeServer(config: McpServerConfig, host: ConnectionHost): Promise<McpTestReport> {
-  const start = Date.now()
-  const report: McpTestReport = { id: config.id, ok: false, tools: [], skipped: [], filtered: 0, duration: 0 }
   let client: Client | undefined
   const stderr = new StderrTail()
-  try {
+  const report = await testReport(config.id, async () => {
     const opened = await openClient(config, {
       stderr,
       baseDir: host.baseDir,
-      createClient: () => new Client({ name: 'koishi-plugin-chatluna-tools', version: host.version }, { capabilities: {} }),
+      createClient: () => new Client(implementation, { capabilities: {} }),
       onClient: (created) => client = created,
       onSpawn: (pid) => host.trackProcess(pid),
     })
     const plan = planTools(config.id, await listAllTools(opened.client, config.startupTimeout), config.tools)
-    const info = opened.client.getServerVersion()
-    Object.assign(report, {
-      ok: true,
+    return {
       protocol: opened.protocol,
-      server: info ? { name: info.name, version: info.version } : undefined,
+      server: opened.server,
       tools: plan.tools.map((planned) => planned.name),
       skipped: plan.skipped,
       filtered: plan.filtered,
-    })
-  } catch (error) {
-    report.error = startErrorText(config, error, stderr.text())
-  }
-  report.duration = Date.now() - start
+    }
+  }, (error) => startErrorText(config, error, stderr.text()))
   await client?.close().catch(() => {})
   return report
 }

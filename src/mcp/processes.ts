@@ -31,8 +31,3 @@ export function trackProcess(pid: number): () => void {
     live.delete(pid)
   }
 }
-
-/** Process ids of the stdio servers that have not exited yet. */
-export function liveProcesses() {
-  return [...live]
-}

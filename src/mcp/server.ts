@@ -7,11 +7,9 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { ToolProgress } from '../types'
 import { McpSelfConfig } from './config'
 import { McpSelfProvider } from './self'
+import { implementation } from './implementation'
 
 const logger = new Logger('chatluna-tools')
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const version: string = require('../../package.json').version
 
 /** Sessions idle longer than this (ms) are closed. */
 export const sessionIdleTimeout = 30 * 60 * 1000
@@ -65,10 +63,7 @@ export function applyMcpServer(ctx: Context, provider: McpSelfProvider, config: 
   const sessions = new Map<string, McpSession>()
 
   function createServer() {
-    const server = new Server(
-      { name: 'koishi-plugin-chatluna-tools', version },
-      { capabilities: { tools: { listChanged: true } } },
-    )
+    const server = new Server(implementation, { capabilities: { tools: { listChanged: true } } })
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: provider.list() }))
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const token = request.params._meta?.progressToken

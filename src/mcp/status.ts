@@ -55,8 +55,6 @@ export interface McpTestReport {
 /** What a connection needs from the manager. */
 export interface ConnectionHost {
   baseDir: string
-  /** Client version sent in `initialize`. */
-  version: string
   /** Defines a tool with source `mcp` for the plugin; returns its disposer. */
   define(definition: ToolDefinition): () => void
   /** First reconnection delay in ms (doubles per failure). */

@@ -58,6 +58,14 @@ export interface OpenedClient {
   /** The stdio server's process id. */
   pid?: number
   stderr?: StderrTail
+  /** `serverInfo` from the server's `initialize` answer. */
+  server?: { name: string; version: string }
+}
+
+/** The name and version an initialised client's server gave, without its other fields. */
+function serverInfo(client: Client) {
+  const info = client.getServerVersion()
+  return info ? { name: info.name, version: info.version } : undefined
 }
 
 /** Whether a failed Streamable HTTP attempt means "try the old HTTP+SSE transport" (a 4xx other than auth). */
@@ -102,7 +110,7 @@ export async function openClient(config: McpServerConfig, options: OpenOptions):
     const client = options.createClient()
     options.onClient(client, transport)
     await client.connect(transport, requestOptions)
-    return { client, transport, protocol: 'stdio', pid: transport.pid ?? undefined, stderr }
+    return { client, transport, protocol: 'stdio', pid: transport.pid ?? undefined, stderr, server: serverInfo(client) }
   }
 
   const url = new URL(config.url)
@@ -112,7 +120,7 @@ export async function openClient(config: McpServerConfig, options: OpenOptions):
   options.onClient(client, streamable)
   try {
     await client.connect(streamable, requestOptions)
-    return { client, transport: streamable, protocol: 'streamable-http' }
+    return { client, transport: streamable, protocol: 'streamable-http', server: serverInfo(client) }
   } catch (error) {
     if (!wantsSseFallback(error)) throw error
     await client.close().catch(() => {})
@@ -121,5 +129,5 @@ export async function openClient(config: McpServerConfig, options: OpenOptions):
   const fallback = options.createClient()
   options.onClient(fallback, sse)
   await fallback.connect(sse, requestOptions)
-  return { client: fallback, transport: sse, protocol: 'sse' }
+  return { client: fallback, transport: sse, protocol: 'sse', server: serverInfo(fallback) }
 }

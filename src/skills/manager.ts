@@ -4,7 +4,7 @@ import { Logger } from 'koishi'
 import { localeIds, locales } from '../locales'
 import { pickDescription } from '../schema/schemastery'
 import { OwnerStates } from '../visibility/owners'
-import { loadSkillDirectory, Skill, SkillDirectory, SkillScope, SkillWarning } from './loader'
+import { loadSkillDirectory, Skill, SkillDirectory, SkillWarning } from './loader'
 
 const logger = new Logger('chatluna-tools')
 
@@ -83,7 +83,7 @@ export class SkillManager {
 
   private async scan(): Promise<boolean> {
     const { localDirs, globalDirs } = this.sources()
-    const dirs: [string, SkillScope][] = [...localDirs.map((dir): [string, SkillScope] => [dir, 'local']), ...globalDirs.map((dir): [string, SkillScope] => [dir, 'global'])]
+    const dirs = [...localDirs.map((dir) => [dir, 'local'] as const), ...globalDirs.map((dir) => [dir, 'global'] as const)]
     const next = new Map<string, SkillDirectory>()
     let changed = dirs.length !== this.directories.size
     for (const [dir, scope] of dirs) {
@@ -154,6 +154,7 @@ export class SkillManager {
     return [...this.directories.values()].flatMap((directory) => directory.warnings)
   }
 
+  /** Whether a skill is switched on (visibility layer 5): on unless switched off, also for a name no skill has yet. */
   isEnabled(name: string) {
     return this.owners.isEnabled(skillOwner(name))
   }

@@ -11,6 +11,11 @@ export interface SkillArgs {
   skill: string
 }
 
+/** The hint naming up to 10 skills the model may ask for. */
+function availableHint(names: string[]) {
+  return names.length ? `Available skills: ${names.slice(0, 10).join(', ')}.` : 'No skills are available.'
+}
+
 /**
  * The `skill` tool (RuleGo seed, "技能系统（skill）"; issue "Built-in
  * tools", item 7): takes `{ skill }` and returns the skill's instructions
@@ -44,15 +49,13 @@ export function createSkillTool(skills: SkillManager, useChinese: () => boolean)
       if (!skill) {
         const close = closestNames(args.skill, enabled)
         throw new ToolRunError('unknown-skill', `There is no skill named ${JSON.stringify(args.skill)}.`, {
-          hint: enabled.length
-            ? `Available skills: ${(close.length ? close : enabled).slice(0, 10).join(', ')}.`
-            : 'No skills are available.',
+          hint: availableHint(close.length ? close : enabled),
         })
       }
       if (!skills.isEnabled(skill.name)) {
         throw new ToolRunError('skill-disabled', `The skill ${JSON.stringify(skill.name)} is disabled.`, {
           status: 'denied',
-          hint: enabled.length ? `Available skills: ${enabled.slice(0, 10).join(', ')}.` : 'No skills are available.',
+          hint: availableHint(enabled),
         })
       }
       return [
