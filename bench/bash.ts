@@ -4,8 +4,9 @@
  *    permission, pty, progress event) against `child_process.spawn` of the
  *    same shell (first `data` on stdout), and a bare node-pty spawn for
  *    reference. Target (issue "Built-in tools"): p50 ratio ≤ 1.5.
- * 2. the command analysis (unbash parse + walk + rules) per command line.
- *    Target: ≤ 0.2 ms.
+ * 2. the command analysis (unbash parse + walk + rules + workspace
+ *    heuristic) per command line, as the bash tool's permission function
+ *    runs it. Target: ≤ 0.2 ms.
  *
  * Run: npm run bench:bash [-- --runs 60 --iterations 5000]
  */
@@ -17,6 +18,7 @@ import { App } from 'koishi'
 import * as pty from 'node-pty'
 import * as tools from '../src'
 import { commandParts, compileRules } from '../src/builtin/shell/rules'
+import { normalizeWorkspace } from '../src/builtin/shell/workspace'
 import { defaultDeny, defaultDenyArgs } from '../src/builtin/config'
 import { detectShell } from '../src/builtin/process/runner'
 
@@ -136,20 +138,22 @@ async function main() {
     ['control flow', 'for f in $(find . -name "*.log"); do if [ -s "$f" ]; then gzip "$f"; else rm "$f"; fi; done'],
     ['heredoc + awk + sed', `cat <<'EOF' | awk '{ print $1 }' | sed -n 's/a/b/p'\nalpha beta\nEOF`],
     ['bash -c nested', `bash -c 'find . -type f -exec chmod 644 {} \\; && echo done'`],
+    ['paths outside', 'cp ../a/b.txt /tmp/x && cat ~/notes sub/../c > /var/tmp/out 2>&1'],
   ]
+  const workspace = () => normalizeWorkspace(join(baseDir, 'work'), [join(baseDir, 'data/chatluna-tools/outputs')])
   const analysis: [string, Stats][] = []
   for (const [name, line] of lines) {
-    for (let i = 0; i < 500; i++) commandParts(line, rules)
+    for (let i = 0; i < 500; i++) commandParts(line, rules, { workspace: workspace() })
     const samples: number[] = []
     for (let i = 0; i < iterations; i++) {
       const start = process.hrtime.bigint()
-      commandParts(line, rules)
+      commandParts(line, rules, { workspace: workspace() })
       samples.push(Number(process.hrtime.bigint() - start) / 1e6)
     }
     analysis.push([name, stats(samples)])
   }
   const fine = (value: number) => value.toFixed(4).padStart(9)
-  console.log(`\nCommand analysis (parse + commands + rules) per line, ${iterations} iterations each.\n`)
+  console.log(`\nCommand analysis (parse + commands + rules + workspace) per line, ${iterations} iterations each.\n`)
   console.log('| command line          |   p50 ms |   p90 ms |  mean ms | length |')
   console.log('|-----------------------|----------|----------|----------|--------|')
   for (const [index, [name, row]] of analysis.entries()) {

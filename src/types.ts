@@ -64,6 +64,24 @@ export interface ToolAction {
   verdict?: 'ask' | 'deny'
   /** Why the tool gave its verdict, shown to the model and to approvers. */
   reason?: string
+  /**
+   * `reason` in the words of each chat user: locale texts said in the
+   * user's language, joined, where chat replies and approval prompts show
+   * the tool's reason (`src/permission/texts.ts`). Without it they show
+   * `reason` as it is.
+   */
+  reasonText?: ToolReasonText[]
+}
+
+/**
+ * A reason as a locale text: the i18n `path` of the text (e.g.
+ * `chatluna-tools.shell.eval`, defined in both locale files of the plugin
+ * that gives it) and the `params` that fill it. Values a caller or a model
+ * chose (a command, a path) are shown on one line.
+ */
+export interface ToolReasonText {
+  path: string
+  params?: Dict
 }
 
 /** A fixed action name, or a function that computes the action from the arguments. */

@@ -188,7 +188,10 @@ describe('shell analysis', () => {
 
     it('denies by the default lists and names the rule', () => {
       const [part] = commandParts('rm -fr build', defaults)
-      expect(part).to.deep.equal({ name: 'exec:rm', target: 'rm -fr build', verdict: 'deny', reason: '"rm -fr build" matches the deny rule "rm -rf"' })
+      expect(part).to.deep.equal({
+        name: 'exec:rm', target: 'rm -fr build', verdict: 'deny', reason: '"rm -fr build" matches the deny rule "rm -rf"',
+        reasonText: [{ path: 'chatluna-tools.shell.deny-rule', params: { command: 'rm -fr build', rule: 'rm -rf' } }],
+      })
       expect(commandParts('shutdown -h now', defaults)[0]).to.include({ verdict: 'deny', reason: '"shutdown" is on the deny list (rule "shutdown")' })
       expect(verdicts(commandParts('rm -r build && git push origin', defaults))).to.deep.equal([])
     })

@@ -4,6 +4,7 @@ import { ToolCall, ToolDefinition } from '../types'
 import { ToolRunError } from '../pipeline/errors'
 import { BashConfig } from './config'
 import { commandParts, CommandRules, compileRules } from './shell/rules'
+import { normalizeWorkspace } from './shell/workspace'
 import { RunResult, shellAvailable, ShellRunner } from './process/runner'
 import { describeIn, localizedArgs, toolDescription } from './texts'
 
@@ -20,6 +21,8 @@ export interface BashToolOptions {
   config: () => BashConfig
   /** Absolute workDir: commands run there. */
   workDir: () => string
+  /** More absolute directories a command may name without its risk being raised (extra dirs, the outputs folder). */
+  allowedDirs?: () => string[]
   /** Absolute folder for output too large to show. */
   outputDir: () => string
   /** The pipeline's `maxOutputLength` (characters): the shown output stays below it. */
@@ -95,10 +98,12 @@ export function formatRun(result: RunResult, notes: string[] = []) {
  * killed on timeout, abort and plugin unload. Before it runs, the line is
  * parsed and every command found becomes a part of the permission action
  * (`exec:<name>`), denied or asked by the allow/deny lists and by what
- * cannot be judged statically. A deny list is not a sandbox.
+ * cannot be judged statically; a command naming a path outside the workDir
+ * and the allowed dirs gets risk `dangerous` (a heuristic on its words).
+ * A deny list is not a sandbox.
  */
 export function createBashTool(options: BashToolOptions): ToolDefinition<BashArgs> {
-  const { runner, config, workDir, outputDir, maxOutputLength } = options
+  const { runner, config, workDir, outputDir, maxOutputLength, allowedDirs = () => [] } = options
   const rules = rulesCache(config)
   return {
     name: 'bash',
@@ -118,7 +123,7 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
     permission: (args) => ({
       name: 'exec',
       target: { command: args.command, cwd: workDir() },
-      parts: commandParts(args.command, rules()),
+      parts: commandParts(args.command, rules(), { workspace: normalizeWorkspace(workDir(), allowedDirs()) }),
     }),
     render: {
       call: (args) => `$ ${args.command}`,

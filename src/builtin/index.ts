@@ -23,9 +23,10 @@ const logger = new Logger('chatluna-tools')
 export function applyBuiltinTools(ctx: Context, config: Config) {
   const service = ctx.tools
   const workDir = resolve(ctx.baseDir, config.workDir)
+  const extraDirs = config.extraDirs.map((dir) => resolve(ctx.baseDir, dir))
   const guard = new PathGuard({
     workDir,
-    extraDirs: config.extraDirs.map((dir) => resolve(ctx.baseDir, dir)),
+    extraDirs,
     readOnlyDirs: [service.outputDir],
   })
   const define = (definition: any) => service.define(definition, { source: 'builtin' })
@@ -47,6 +48,7 @@ export function applyBuiltinTools(ctx: Context, config: Config) {
       runner,
       config: () => config.bash,
       workDir: () => workDir,
+      allowedDirs: () => [...extraDirs, service.outputDir],
       outputDir: () => service.outputDir,
       maxOutputLength: () => service.config.maxOutputLength,
     }))

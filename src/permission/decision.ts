@@ -71,6 +71,11 @@ export function pickRule(rules: PermissionRule[]): PermissionRule | undefined {
   return chosen
 }
 
+/** Text parameters of the tool's own verdict: its English `reason`, and its locale texts when it gives them (`reasonText`). */
+function toolReason(part: ToolAction): Dict {
+  return part.reasonText?.length ? { reason: part.reason ?? '', reasonText: part.reasonText } : { reason: part.reason ?? '' }
+}
+
 function describe(part: ToolAction, target: string) {
   return target ? `"${part.name}" on "${target}"` : `"${part.name}"`
 }
@@ -113,7 +118,7 @@ export function decidePart(part: ToolAction, subject: PermissionSubject, inputs:
     partDecision(part, target, effect, inputs, level, needsHuman, decision, code, reason, rule, extra)
 
   if (part.verdict === 'deny') {
-    return result('deny', 'tool-deny', part.reason || `the tool refuses ${describe(part, target)}`, undefined, { reason: part.reason ?? '' })
+    return result('deny', 'tool-deny', part.reason || `the tool refuses ${describe(part, target)}`, undefined, toolReason(part))
   }
   if (part.risk === 'critical' && level < criticalAuthority) {
     return result('deny', 'critical-level', `${describe(part, target)} is critical and can only be requested with authority ${criticalAuthority} or higher; the caller has authority ${level}`, undefined, { needed: criticalAuthority })
@@ -147,7 +152,7 @@ export function decidePart(part: ToolAction, subject: PermissionSubject, inputs:
       : result('deny', 'mode-deny', `the permission mode "${mode}" (authority ${level}) does not allow ${effect} actions such as ${describe(part, target)}`)
   }
   if (part.risk === 'critical') return result('ask', 'critical-ask', `${describe(part, target)} is critical and always needs a human approval`)
-  if (part.verdict === 'ask') return result('ask', 'tool-ask', part.reason || `the tool asks for a human approval of ${describe(part, target)}`, undefined, { reason: part.reason ?? '' })
+  if (part.verdict === 'ask') return result('ask', 'tool-ask', part.reason || `the tool asks for a human approval of ${describe(part, target)}`, undefined, toolReason(part))
   if (fallback.decision === 'ask') return result('ask', 'mode-ask', `the permission mode "${mode}" asks a human before ${effect} actions such as ${describe(part, target)}`)
   if (part.risk === 'dangerous' && mode !== 'allow') {
     return result('ask', 'dangerous-ask', `${describe(part, target)} is dangerous and needs a human approval in the permission mode "${mode}"`)

@@ -1,5 +1,6 @@
 import { Context, Dict, h, Session } from 'koishi'
 import type { Approval } from './approvals'
+import type { ToolReasonText } from '../types'
 
 /** A duration in ms as seconds for people: whole seconds, or one decimal below 10 s (`0.2`). */
 export function seconds(ms: number) {
@@ -18,6 +19,13 @@ export type Audience = Session | string[]
 export function say(ctx: Context, audience: Audience, path: string, params: Dict = {}): string {
   const key = `chatluna-tools.${path}`
   return h.unescape(Array.isArray(audience) ? ctx.i18n.text(audience, [key], params) : audience.text(key, params))
+}
+
+/** A text at a full i18n path (any plugin's namespace) as plain text; undefined when no locale defines it. */
+function sayPath(ctx: Context, audience: Audience, path: string, params: Dict): string | undefined {
+  const text = Array.isArray(audience) ? ctx.i18n.text(audience, [path], params) : audience.text(path, params)
+  // Koishi answers a missing text with its path.
+  return text === path ? undefined : h.unescape(text)
 }
 
 /** Characters that could fake lines or reorder text: C0/C1 controls, line and paragraph separators, bidi controls. */
@@ -51,6 +59,28 @@ export function displayParams(params: Dict): Dict {
 }
 
 /**
+ * A tool's reason said in the audience's language (DESIGN "Permissions";
+ * the zh-CN newcomer report: no English sentence inside a localized
+ * reply): each locale text of `texts` ({@link ToolReasonText}, string
+ * parameters shown on one line by {@link oneLine}), joined by
+ * `chatluna-tools.reason.separator` and closed by `chatluna-tools.reason.end`.
+ * Returns `fallback` (the tool's English reason) when there are no texts or
+ * one is missing in every locale.
+ */
+export function sayReason(ctx: Context, audience: Audience, texts: ToolReasonText[] | undefined, fallback = ''): string {
+  if (!Array.isArray(texts) || !texts.length) return fallback
+  const said: string[] = []
+  for (const item of texts) {
+    const params: Dict = { ...item?.params }
+    for (const key in params) if (typeof params[key] === 'string') params[key] = oneLine(params[key])
+    const text = typeof item?.path === 'string' ? sayPath(ctx, audience, item.path, params) : undefined
+    if (text === undefined) return fallback
+    said.push(text)
+  }
+  return say(ctx, audience, 'reason.end', { reasons: said.join(say(ctx, audience, 'reason.separator')) })
+}
+
+/**
  * The localized sentence for a permission code (`mode-deny`, `rule-ask`, …)
  * from its `params`: `chatluna-tools.permission.<code>`, with the effect
  * and risk names localized too.
@@ -59,13 +89,16 @@ export function permissionText(ctx: Context, audience: Audience, code: string, p
   const effect = params.effect ? say(ctx, audience, `effect.${params.effect}`) : ''
   const risk = say(ctx, audience, `risk.${params.risk || 'none'}`)
   const status = params.status ? say(ctx, audience, `approval.status.${params.status}`) : ''
-  return say(ctx, audience, `permission.${code}`, { ...displayParams(params), effect, risk, status })
+  const reason = params.reasonText ? sayReason(ctx, audience, params.reasonText, params.reason) : params.reason
+  return say(ctx, audience, `permission.${code}`, { ...displayParams(params), reason, effect, risk, status })
 }
 
 /**
  * The approval request posted in chat (issue 3, item 7): the tool, the
  * action, the target, the risk, who asked and why, the id and how to
  * answer, and when it expires. Each value stays on its line ({@link oneLine}).
+ * The "why" line gives the decision, then the reasons of the action's parts
+ * it does not already say (a command that reaches outside the workspace).
  */
 export function approvalPrompt(ctx: Context, audience: Audience, approval: Approval, timeout: number): string {
   const params: Dict = displayParams({
@@ -82,10 +115,22 @@ export function approvalPrompt(ctx: Context, audience: Audience, approval: Appro
   ]
   if (params.target) lines.push(say(ctx, audience, 'approval.prompt.target', params))
   lines.push(say(ctx, audience, 'approval.prompt.risk', { risk: say(ctx, audience, `risk.${approval.risk || 'none'}`) }))
-  lines.push(say(ctx, audience, 'approval.prompt.why', { why: permissionText(ctx, audience, approval.code, approval.params) }))
+  lines.push(say(ctx, audience, 'approval.prompt.why', { why: approvalWhy(ctx, audience, approval) }))
   if (approval.critical) lines.push(say(ctx, audience, 'approval.prompt.critical'))
   lines.push(say(ctx, audience, 'approval.prompt.answer', params))
   return lines.join('\n')
+}
+
+/** The decision's sentence, then the localized reasons of the action and its parts that it does not say yet. */
+function approvalWhy(ctx: Context, audience: Audience, approval: Approval): string {
+  let why = permissionText(ctx, audience, approval.code, approval.params)
+  const action = approval.action
+  for (const part of [action, ...action?.parts ?? []]) {
+    if (!part?.reasonText?.length) continue
+    const more = sayReason(ctx, audience, part.reasonText)
+    if (more && !why.includes(more)) why = say(ctx, audience, 'reason.also', { text: why, more })
+  }
+  return why
 }
 
 /** The reply to an answer: `chatluna-tools.approval.answer.<code>`, plus a note when the answer was downgraded. */

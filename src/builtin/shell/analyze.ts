@@ -1,9 +1,10 @@
 import { forEachChild, parse } from 'unbash'
-import type { Assignment, Command, SyntaxNode, Word } from 'unbash'
-import { ArgWord, argWord, basename, isSystemPath, staticValue } from './words'
+import type { Assignment, Command, Redirect, SyntaxNode, Word } from 'unbash'
+import { ArgWord, argWord, basename, isSystemPath, literalStart, staticValue } from './words'
 import { readWrapper, wrappers } from './wrappers'
 import { inspectProgram } from './programs'
 import { ArithmeticTaint } from './arithmetic'
+import { ShellReason, shellReason } from './reasons'
 
 /** One command a shell line would run (issue "Built-in tools", item 6). */
 export interface FoundCommand {
@@ -14,7 +15,7 @@ export interface FoundCommand {
   /** The command as written, from its name to its end. */
   text: string
   /** Why it cannot be judged statically; non-empty → the call asks. */
-  asks: string[]
+  asks: ShellReason[]
   /** Wrappers it was found in, outermost first (`sudo`, `find -exec`, `bash -c`). */
   via: string[]
   /** Runs as another user (inside or as `sudo`, `su`, `doas`, `pkexec`). */
@@ -28,13 +29,19 @@ export interface FoundCommand {
    * line never says `unset`. Its body is analysed where it is defined.
    */
   callsFunction: boolean
+  /**
+   * Its words as far as they are literal, for the workspace heuristic:
+   * each argument after quote removal, or the literal start of one built at
+   * run time (`../*.txt` → `../`), and the targets of its redirections.
+   */
+  literals: string[]
 }
 
 /** The commands of a shell line and what keeps it from being judged. */
 export interface ShellAnalysis {
   commands: FoundCommand[]
   /** Problems of the line as a whole (parse errors, prompt expansion, risky variables). */
-  problems: string[]
+  problems: ShellReason[]
   /** Names of the functions the line defines (anywhere, even where they may not exist when called). */
   functions: Set<string>
 }
@@ -76,7 +83,7 @@ export function analyzeCommandLine(line: string): ShellAnalysis {
     analyzeSource(line, analysis, { depth: 0, via: [], elevated: false })
   } catch (error) {
     // Thousands of nested substitutions overflow the parser's or the walk's stack.
-    analysis.problems.push(`the command line could not be analysed: ${error?.message ?? error}`)
+    analysis.problems.push(shellReason('analysis-failed', { error: String(error?.message ?? error) }))
   }
   analysis.problems.push(...taint.problems())
   return analysis
@@ -87,14 +94,14 @@ const taints = new WeakMap<ShellAnalysis, ArithmeticTaint>()
 
 function analyzeSource(source: string, analysis: ShellAnalysis, frame: Frame) {
   if (frame.depth > maxDepth) {
-    analysis.problems.push(`command strings are nested more than ${maxDepth} levels deep`)
+    analysis.problems.push(shellReason('nested-too-deep', { depth: maxDepth }))
     return
   }
   let script: SyntaxNode
   try {
     script = parse(source)
   } catch (error) {
-    analysis.problems.push(`the command line could not be parsed: ${error?.message ?? error}`)
+    analysis.problems.push(shellReason('parse-failed', { error: String(error?.message ?? error) }))
     return
   }
   const sources: string[] = [source]
@@ -106,7 +113,7 @@ function analyzeSource(source: string, analysis: ShellAnalysis, frame: Frame) {
     const inner = owned && node !== script
     if (inner) nested++
     if (node.type === 'Script' && (node as any).errors?.length) {
-      for (const error of (node as any).errors) analysis.problems.push(`the command line could not be parsed: ${error.message} (at character ${error.pos + 1})`)
+      for (const error of (node as any).errors) analysis.problems.push(shellReason('parse-error', { error: String(error.message), position: error.pos + 1 }))
     }
     const text = sources[sources.length - 1]
     taints.get(analysis)?.visit(node, text)
@@ -125,14 +132,21 @@ function analyzeSource(source: string, analysis: ShellAnalysis, frame: Frame) {
         break
       case 'ParameterExpansion':
         if (node.operation?.type === 'Transform' && /P/.test(node.operation.operand?.value ?? '')) {
-          analysis.problems.push(`the prompt expansion \${…@P} can run command substitutions stored in a variable`)
+          analysis.problems.push(shellReason('prompt-expansion'))
         }
         break
       case 'TestCommand':
         checkReevaluated(node, analysis, '[[ … ]]')
         break
     }
+    const first = analysis.commands.length
     forEachChild(node, visit)
+    if (node.type === 'Redirected') {
+      // `{ …; } > file`, `while …; done < file`: the file is a word of every command inside.
+      const targets: string[] = []
+      for (const item of node.redirects) if (item.type === 'Redirect') redirectTarget(item, targets)
+      if (targets.length) for (const found of analysis.commands.slice(first)) found.literals.push(...targets)
+    }
     if (owned) sources.pop()
     if (inner) nested--
   }
@@ -163,7 +177,7 @@ function checkReevaluated(node: SyntaxNode, analysis: ShellAnalysis, what: strin
     if (child.type === 'Word') {
       const value = staticValue(child)
       if (value !== undefined && /\$\(|`/.test(value)) {
-        analysis.problems.push(`${what} evaluates a string holding a command substitution`)
+        analysis.problems.push(shellReason('reevaluated-substitution', { name: what }))
       }
     }
     forEachChild(child, scan)
@@ -173,12 +187,12 @@ function checkReevaluated(node: SyntaxNode, analysis: ShellAnalysis, what: strin
 
 function onAssignment(node: Assignment, analysis: ShellAnalysis) {
   if (riskyVariable.test(node.name)) {
-    analysis.problems.push(`setting ${node.name} changes which code later commands run`)
+    analysis.problems.push(shellReason('risky-variable', { name: node.name }))
   }
   if (node.value.type === 'Word') {
     const value = staticValue(node.value)
     if (value !== undefined && /\$\(|`/.test(value)) {
-      analysis.problems.push(`the variable ${node.name} holds a command substitution as text, which arithmetic or prompt expansion could run`)
+      analysis.problems.push(shellReason('substitution-in-variable', { name: node.name }))
     }
   }
 }
@@ -186,10 +200,24 @@ function onAssignment(node: Assignment, analysis: ShellAnalysis) {
 function onCommand(command: Command, source: string, analysis: ShellAnalysis, frame: Frame, callsFunction: boolean) {
   if (!command.name) return
   const words: ArgWord[] = [argWord(command.name)]
+  const redirects: string[] = []
   for (const item of command.suffix) {
     if (item.type === 'Word' || item.type === 'Assignment') words.push(argWord(item as Word | Assignment))
+    else if (item.type === 'Redirect') redirectTarget(item, redirects)
   }
+  for (const item of command.prefix) if (item.type === 'Redirect') redirectTarget(item, redirects)
+  const first = analysis.commands.length
   record(words, command.end, source, analysis, frame, false, callsFunction)
+  if (redirects.length) analysis.commands[first].literals.push(...redirects)
+}
+
+/** The file a redirection reads or writes, as far as it is literal; none for `>&2` and `<&-`. */
+function redirectTarget(redirect: Redirect, targets: string[]) {
+  const { operator, target } = redirect
+  const literal = literalStart(target)
+  if (!literal) return
+  if ((operator === '>&' || operator === '<&') && /^(\d+-?|-)$/.test(literal)) return
+  targets.push(literal)
 }
 
 /**
@@ -201,6 +229,7 @@ function record(words: ArgWord[], end: number, source: string, analysis: ShellAn
   const found: FoundCommand = {
     name: '',
     args: args.map((arg) => arg.value),
+    literals: args.map((arg) => arg.value ?? arg.literal),
     text: source.slice(nameWord.pos, end),
     asks: [],
     via: frame.via,
@@ -210,16 +239,16 @@ function record(words: ArgWord[], end: number, source: string, analysis: ShellAn
   }
   analysis.commands.push(found)
   if (nameWord.value === undefined) {
-    found.asks.push(`the command name ${JSON.stringify(nameWord.text)} is built at run time`)
+    found.asks.push(shellReason('dynamic-name', { name: nameWord.text }))
     return
   }
   if (nameWord.value === '') {
-    found.asks.push('the command name is empty')
+    found.asks.push(shellReason('empty-name'))
     return
   }
   found.name = basename(nameWord.value)
   if (!isSystemPath(nameWord.value)) {
-    found.asks.push(`${JSON.stringify(nameWord.value)} runs a program by a path outside the system directories, which cannot be judged by its name`)
+    found.asks.push(shellReason('program-path', { path: nameWord.value }))
   }
 
   const wrapper = wrappers[found.name]
@@ -229,7 +258,7 @@ function record(words: ArgWord[], end: number, source: string, analysis: ShellAn
     if (reading.problem) found.asks.push(reading.problem)
     for (const assignment of reading.assignments) {
       const name = assignment.slice(0, assignment.indexOf('='))
-      if (riskyVariable.test(name)) found.asks.push(`setting ${name} changes which code the command runs`)
+      if (riskyVariable.test(name)) found.asks.push(shellReason('command-variable', { name }))
     }
     const inner: Frame = { depth: frame.depth, via: [...frame.via, found.name], elevated: found.elevated }
     for (const script of reading.scripts) nested(script, `${found.name} -c`, analysis, { ...inner, depth: frame.depth + 1 }, found)
@@ -238,7 +267,7 @@ function record(words: ArgWord[], end: number, source: string, analysis: ShellAn
     if (reading.inner !== undefined) {
       record(args.slice(reading.inner), end, source, analysis, inner, openArgs || !!wrapper.openArgs)
     } else if ((reading.shell || wrapper.bareShell) && !reading.problem && !reading.scripts.length && !reading.splits.length) {
-      found.asks.push(`${found.name} without a command opens an interactive shell`)
+      found.asks.push(shellReason('interactive-shell', { name: found.name }))
     }
     return
   }
@@ -258,7 +287,7 @@ function record(words: ArgWord[], end: number, source: string, analysis: ShellAn
 /** Analyses a command string run by `owner`; one built at run time makes `owner` ask. */
 function nested(code: string | undefined, label: string, analysis: ShellAnalysis, frame: Frame, owner: FoundCommand) {
   if (code === undefined) {
-    owner.asks.push(`the command string of ${label} is built at run time`)
+    owner.asks.push(shellReason('dynamic-command-string', { label }))
     return
   }
   analyzeSource(code, analysis, frame)

@@ -1,5 +1,6 @@
 import type { SyntaxNode, Word } from 'unbash'
 import { staticValue } from './words'
+import { ShellReason, shellReason } from './reasons'
 
 /*
  * Bash evaluates a variable read in arithmetic as an arithmetic expression
@@ -101,13 +102,13 @@ export class ArithmeticTaint {
   }
 
   /** Why the line asks: one problem per tainted name that arithmetic reads. */
-  problems(): string[] {
+  problems(): ShellReason[] {
     const found = new Set<string>()
     for (const context of this.contexts) {
       for (const name of namesIn(context)) {
         if (name.startsWith('$') ? this.positional : this.tainted.has(name)) found.add(name.replace(/^\$\{?/, '$'))
       }
     }
-    return [...found].map((name) => `arithmetic evaluates ${name.startsWith('$') ? 'the positional parameter' : 'the variable'} ${name}, whose value is only known at run time and could hold a command substitution`)
+    return [...found].map((name) => shellReason(name.startsWith('$') ? 'arithmetic-positional' : 'arithmetic-variable', { name }))
   }
 }

@@ -1,6 +1,7 @@
 import { ArgWord, isOption } from './words'
 import { awkRunsCommands, sedRunsCommands } from './scripts'
 import { escapeReason } from './escapes'
+import { ShellReason, shellReason } from './reasons'
 
 /**
  * What the analysis learns from one command's name and arguments, beyond
@@ -8,7 +9,7 @@ import { escapeReason } from './escapes'
  */
 export interface ProgramInsight {
   /** Why the command cannot be judged statically: the call asks. */
-  asks: string[]
+  asks: ShellReason[]
   /** Shell code it runs, to analyse like the line (`bash -c '…'`, `eval …`); `undefined`: built at run time. */
   scripts: (string | undefined)[]
   /** Commands it runs from its own arguments (`find -exec cmd … ;`): argument ranges `[start, end)`. */
@@ -51,7 +52,7 @@ function shellInsight(name: string, args: ArgWord[], insight: ProgramInsight) {
       break
     }
     if (['--rcfile', '--init-file'].includes(value)) {
-      insight.asks.push(`${name} ${value} runs the code of a file`)
+      insight.asks.push(shellReason('shell-startup-file', { name, option: value }))
       index++
       continue
     }
@@ -67,11 +68,11 @@ function shellInsight(name: string, args: ArgWord[], insight: ProgramInsight) {
   if (command) {
     const code = args[index]
     insight.scripts.push(code?.value)
-    insight.asks.push(`${name} -c runs a command string in a new shell`)
+    insight.asks.push(shellReason('shell-command-string', { name }))
   } else if (index < args.length) {
-    insight.asks.push(`${name} runs the script file ${JSON.stringify(args[index].value ?? args[index].text)}, whose commands cannot be checked`)
+    insight.asks.push(shellReason('shell-script-file', { name, file: args[index].value ?? args[index].text }))
   } else {
-    insight.asks.push(`${name} runs commands from its standard input, which cannot be checked`)
+    insight.asks.push(shellReason('shell-stdin', { name }))
   }
 }
 
@@ -88,10 +89,10 @@ function suInsight(args: ArgWord[], insight: ProgramInsight) {
       insight.scripts.push(value.slice(value.indexOf('=') + 1))
       found = true
     } else if (value === undefined) {
-      insight.asks.push('an argument of su is built at run time')
+      insight.asks.push(shellReason('dynamic-argument', { name: 'su' }))
     }
   }
-  if (!found) insight.asks.push('su without -c opens a shell as another user')
+  if (!found) insight.asks.push(shellReason('su-shell'))
 }
 
 /** Short options of awk that take a value. */
@@ -103,7 +104,7 @@ function awkInsight(name: string, args: ArgWord[], insight: ProgramInsight) {
   for (; index < args.length; index++) {
     const value = args[index].value
     if (value === undefined) {
-      insight.asks.push(`an argument of ${name} is built at run time`)
+      insight.asks.push(shellReason('dynamic-argument', { name }))
       return
     }
     if (value === '--') {
@@ -111,7 +112,7 @@ function awkInsight(name: string, args: ArgWord[], insight: ProgramInsight) {
       break
     }
     if (value.startsWith('--')) {
-      if (/^--(file|include|load|exec)(=|$)/.test(value)) insight.asks.push(`${name} ${value} runs awk code from a file`)
+      if (/^--(file|include|load|exec)(=|$)/.test(value)) insight.asks.push(shellReason('awk-file', { name, option: value }))
       if (/^--source=/.test(value)) programs.push(value.slice(9))
       if (/^--(file|include|load|exec|source|assign|field-separator)$/.test(value)) {
         if (value === '--source') programs.push(args[index + 1]?.value)
@@ -123,7 +124,7 @@ function awkInsight(name: string, args: ArgWord[], insight: ProgramInsight) {
       const option = value.slice(0, 2)
       if (awkValued.has(option)) {
         const optionValue = value.length > 2 ? value.slice(2) : args[++index]?.value
-        if (option === '-f' || option === '-E' || option === '-i' || option === '-l') insight.asks.push(`${name} ${option} runs awk code from a file`)
+        if (option === '-f' || option === '-E' || option === '-i' || option === '-l') insight.asks.push(shellReason('awk-file', { name, option }))
         if (option === '-e') programs.push(optionValue)
       }
       continue
@@ -132,8 +133,8 @@ function awkInsight(name: string, args: ArgWord[], insight: ProgramInsight) {
   }
   if (!programs.length && !insight.asks.length && index < args.length) programs.push(args[index].value)
   for (const program of programs) {
-    if (program === undefined) insight.asks.push(`the ${name} program is built at run time`)
-    else if (awkRunsCommands(program)) insight.asks.push(`the ${name} program runs commands (system() or a pipe)`)
+    if (program === undefined) insight.asks.push(shellReason('awk-dynamic-program', { name }))
+    else if (awkRunsCommands(program)) insight.asks.push(shellReason('awk-runs-commands', { name }))
   }
 }
 
@@ -157,7 +158,7 @@ function sedInsight(name: string, args: ArgWord[], insight: ProgramInsight) {
       scripts.push(value.slice(13))
       explicit = true
     } else if (value === '-f' || value === '--file' || value.startsWith('--file=') || /^-[^-]*f/.test(value)) {
-      insight.asks.push(`${name} -f runs a sed script from a file`)
+      insight.asks.push(shellReason('sed-file', { name }))
       explicit = true
     } else if (value === '-l' || value === '--line-length') {
       index++
@@ -171,8 +172,8 @@ function sedInsight(name: string, args: ArgWord[], insight: ProgramInsight) {
   if (!explicit) scripts.push(operands[0]?.value)
   if (sandbox) return
   for (const script of scripts) {
-    if (script === undefined) insight.asks.push(`the ${name} script is built at run time`)
-    else if (sedRunsCommands(script)) insight.asks.push(`the ${name} script runs commands (the e command or the e flag)`)
+    if (script === undefined) insight.asks.push(shellReason('sed-dynamic-script', { name }))
+    else if (sedRunsCommands(script)) insight.asks.push(shellReason('sed-runs-commands', { name }))
   }
 }
 
@@ -181,19 +182,19 @@ function findInsight(args: ArgWord[], insight: ProgramInsight) {
   for (let index = 0; index < args.length; index++) {
     const value = args[index].value
     if (value === '-delete') {
-      insight.asks.push('find -delete removes every file it matches, which cannot be checked in advance')
+      insight.asks.push(shellReason('find-delete'))
     } else if (value === '-exec' || value === '-execdir' || value === '-ok' || value === '-okdir') {
       const start = index + 1
       let end = start
       while (end < args.length && args[end].value !== ';' && args[end].value !== '+') end++
       if (end >= args.length) {
-        insight.asks.push(`find ${value} has no terminating ";" or "+"`)
+        insight.asks.push(shellReason('find-unterminated', { option: value }))
         return
       }
       if (end > start) insight.commands.push({ start, end, openArgs: true })
       index = end
     } else if (value === undefined && args[index - 1]?.value?.startsWith('-exec')) {
-      insight.asks.push('the command of find -exec is built at run time')
+      insight.asks.push(shellReason('find-dynamic-command'))
     }
   }
 }
@@ -211,17 +212,17 @@ export function inspectProgram(name: string, args: ArgWord[]): ProgramInsight {
     shellInsight(name, args, insight)
   } else if (interpreterName.test(lower)) {
     if (!onlyInformational(args)) {
-      insight.asks.push(`${name} runs program code (inline, from a file or from standard input), which cannot be checked`)
+      insight.asks.push(shellReason('interpreter-code', { name }))
     }
   } else {
     switch (lower) {
       case 'eval':
         insight.scripts.push(joined(args))
-        insight.asks.push('eval runs a string as shell code')
+        insight.asks.push(shellReason('eval'))
         break
       case 'source':
       case '.':
-        insight.asks.push(`${name} runs the commands of a file in this shell`)
+        insight.asks.push(shellReason('source', { name }))
         break
       case 'su':
         suInsight(args, insight)
@@ -246,17 +247,17 @@ export function inspectProgram(name: string, args: ArgWord[]): ProgramInsight {
           if (['-n', '--interval', '-q', '--equexit'].includes(value)) index++
         }
         if (args.some((arg) => arg.value === '-x' || arg.value === '--exec')) {
-          insight.asks.push('watch -x runs its command in a way that cannot be checked')
+          insight.asks.push(shellReason('watch-exec'))
         } else if (start !== -1) {
           insight.scripts.push(joined(args.slice(start)))
         }
         break
       }
       case 'parallel':
-        insight.asks.push('parallel runs its input as shell commands')
+        insight.asks.push(shellReason('parallel'))
         break
       case 'alias':
-        if (args.some((arg) => arg.value === undefined || arg.value.includes('='))) insight.asks.push('alias defines a command that runs other code')
+        if (args.some((arg) => arg.value === undefined || arg.value.includes('='))) insight.asks.push(shellReason('alias'))
         break
       case 'trap': {
         const action = args.find((arg) => arg.value === undefined || !isOption(arg.value))
@@ -264,23 +265,23 @@ export function inspectProgram(name: string, args: ArgWord[]): ProgramInsight {
         break
       }
       case 'hash':
-        if (args.some((arg) => arg.value === undefined || /^-[^-]*p/.test(arg.value))) insight.asks.push('hash -p makes a command name run another program')
+        if (args.some((arg) => arg.value === undefined || /^-[^-]*p/.test(arg.value))) insight.asks.push(shellReason('hash-path'))
         break
       case 'enable':
-        if (args.some((arg) => arg.value === undefined || /^-[^-]*f/.test(arg.value))) insight.asks.push('enable -f loads code into the shell')
+        if (args.some((arg) => arg.value === undefined || /^-[^-]*f/.test(arg.value))) insight.asks.push(shellReason('enable-file'))
         break
       case 'fc':
-        insight.asks.push('fc runs commands from the shell history')
+        insight.asks.push(shellReason('fc'))
         break
       case 'mapfile': case 'readarray':
-        if (args.some((arg) => arg.value === undefined || /^-[^-]*C/.test(arg.value))) insight.asks.push(`${name} -C runs a callback`)
+        if (args.some((arg) => arg.value === undefined || /^-[^-]*C/.test(arg.value))) insight.asks.push(shellReason('array-callback', { name }))
         break
     }
   }
   const escape = escapeReason(lower, args)
   if (escape) insight.asks.push(escape)
   if (reevaluating.has(lower) && args.some((arg) => arg.value !== undefined && /\$\(|`/.test(arg.value))) {
-    insight.asks.push(`${name} evaluates a string holding a command substitution`)
+    insight.asks.push(shellReason('reevaluated-substitution', { name }))
   }
   return insight
 }

@@ -2,7 +2,9 @@ import { posix } from 'path'
 import { compileGlob } from '../../visibility/glob'
 import { ToolAction } from '../../types'
 import { BashMode } from '../config'
-import { analyzeCommandLine, FoundCommand } from './analyze'
+import { analyzeCommandLine, FoundCommand, ShellAnalysis } from './analyze'
+import { reasonText, ShellReason, shellReason } from './reasons'
+import { outsidePaths, Workspace } from './workspace'
 
 /** One part of a command pattern after the name. */
 type ArgPattern =
@@ -140,24 +142,37 @@ export function compileRules(config: { mode: BashMode; allow: string[]; deny: st
 }
 
 /** The verdict of the rules on one command: deny (with the rule), ask (why), or nothing. */
-function judgeCommand(command: FoundCommand, rules: CommandRules): Pick<ToolAction, 'verdict' | 'reason'> {
+function judgeCommand(command: FoundCommand, rules: CommandRules): { verdict?: 'ask' | 'deny'; reasons: ShellReason[] } {
   const { name } = command
   if (name) {
     const denied = rules.deny.find((pattern) => pattern.matches(command))
-    if (denied) return { verdict: 'deny', reason: `"${name}" is on the deny list (rule "${denied.source}")` }
+    if (denied) return { verdict: 'deny', reasons: [shellReason('deny-list', { name, rule: denied.source })] }
     const deniedArgs = rules.denyArgs.find((pattern) => pattern.matches(command))
-    if (deniedArgs) return { verdict: 'deny', reason: `"${command.text}" matches the deny rule "${deniedArgs.source}"` }
+    if (deniedArgs) return { verdict: 'deny', reasons: [shellReason('deny-rule', { command: command.text, rule: deniedArgs.source })] }
     if (rules.mode === 'allow' && !command.callsFunction && !rules.allow.some((pattern) => pattern.matches(command))) {
-      return { verdict: 'deny', reason: `"${name}" is not on the allow list (the bash tool is in allow mode)` }
+      return { verdict: 'deny', reasons: [shellReason('not-allowed', { name })] }
     }
   }
   const asks = [...command.asks]
   if (name && (command.openArgs || command.args.includes(undefined))) {
     const rule = rules.denyArgs.find((pattern) => pattern.matchesName(name))
-    if (rule) asks.push(`some arguments of "${name}" are only known at run time, so the deny rule "${rule.source}" cannot be checked`)
+    if (rule) asks.push(shellReason('deny-rule-unchecked', { name, rule: rule.source }))
   }
-  if (asks.length) return { verdict: 'ask', reason: `${asks.join('; ')}: a human must approve` }
-  return {}
+  return asks.length ? { verdict: 'ask', reasons: asks } : { reasons: asks }
+}
+
+/** The English reason of a part for the model: a refusal as it is; asks joined, then who must decide. */
+function partReason(verdict: 'ask' | 'deny' | undefined, reasons: ShellReason[]): string {
+  const text = reasons.map((reason) => reason.text).join('; ')
+  return verdict === 'ask' ? `${text}: a human must approve` : text
+}
+
+/** Options of {@link commandParts}. */
+export interface CommandPartsOptions {
+  /** Where commands run: with it, a command naming a path outside gets risk `dangerous` ({@link leavesWorkspace}). */
+  workspace?: Workspace
+  /** The analysis of the line, when the caller has it already. */
+  analysis?: ShellAnalysis
 }
 
 /**
@@ -167,19 +182,39 @@ function judgeCommand(command: FoundCommand, rules: CommandRules): Pick<ToolActi
  * (mode `allow`) matching no `allow` rule gets `verdict: 'deny'` with the
  * rule; anything that cannot be judged statically gets `verdict: 'ask'`
  * with the reason; a command run as another user (`sudo`, `su`, …) gets
- * risk `critical`. Problems of the whole line (a parse error) become a
- * part `exec:?` that asks. Deny rules apply whatever the mode.
+ * risk `critical`; with a `workspace`, a command whose literal words name
+ * a path outside it gets at least risk `dangerous`, said in its reason (a
+ * heuristic, not confinement: {@link leavesWorkspace}). Problems of the
+ * whole line (a parse error) become a part `exec:?` that asks. Deny rules
+ * apply whatever the mode. Each reason is an English sentence (`reason`,
+ * for the model) and locale texts (`reasonText`, `chatluna-tools.shell.<code>`,
+ * for chat).
  */
-export function commandParts(line: string, rules: CommandRules, analysis = analyzeCommandLine(line)): ToolAction[] {
+export function commandParts(line: string, rules: CommandRules, options: CommandPartsOptions = {}): ToolAction[] {
+  const analysis = options.analysis ?? analyzeCommandLine(line)
   const parts: ToolAction[] = []
-  for (const problem of new Set(analysis.problems)) {
-    parts.push({ name: 'exec:?', target: line, verdict: 'ask', reason: `${problem}: a human must approve` })
+  const seen = new Set<string>()
+  for (const problem of analysis.problems) {
+    if (seen.has(problem.text)) continue
+    seen.add(problem.text)
+    parts.push({ name: 'exec:?', target: line, verdict: 'ask', reason: partReason('ask', [problem]), reasonText: [reasonText(problem)] })
   }
   for (const command of analysis.commands) {
     const part: ToolAction = { name: `exec:${command.name || '?'}`, target: command.text }
-    Object.assign(part, judgeCommand(command, rules))
-    if (part.verdict === undefined) delete part.verdict
+    const { verdict, reasons } = judgeCommand(command, rules)
     if (command.elevated) part.risk = 'critical'
+    if (options.workspace && verdict !== 'deny') {
+      const outside = outsidePaths(command.literals, options.workspace)
+      if (outside.length) {
+        if (!part.risk) part.risk = 'dangerous'
+        reasons.unshift(shellReason('outside-workspace', { command: command.text, paths: outside.map((path) => JSON.stringify(path)).join(', ') }))
+      }
+    }
+    if (verdict) part.verdict = verdict
+    if (reasons.length) {
+      part.reason = partReason(verdict, reasons)
+      part.reasonText = reasons.map(reasonText)
+    }
     parts.push(part)
   }
   return parts

@@ -6,6 +6,8 @@ export interface ArgWord {
   value: string | undefined
   /** The word as written. */
   text: string
+  /** {@link literalStart}: the value, or the literal start of a word built at run time. */
+  literal: string
   /** Offsets into the analysed source. */
   pos: number
   end: number
@@ -39,13 +41,40 @@ export function staticValue(word: Word | undefined): string | undefined {
   return word.parts.every(isStaticPart) ? word.value : undefined
 }
 
+/**
+ * The start of a word that is known without running anything: the whole
+ * value when it is static, else its static parts up to the first one built
+ * at run time (`../*.txt` → `../`, `~/"$x"` → `~/`, `$HOME/x` → `''`).
+ */
+export function literalStart(word: Word | undefined): string {
+  if (!word) return ''
+  if (!word.parts) return word.value ?? ''
+  let literal = ''
+  for (const part of word.parts) {
+    if (part.type === 'DoubleQuoted' || part.type === 'LocaleString') {
+      for (const child of part.parts) {
+        if (child.type !== 'Literal') return literal
+        literal += child.value
+      }
+    } else if (isStaticPart(part)) {
+      literal += (part as { value?: string }).value ?? ''
+    } else {
+      break
+    }
+  }
+  return literal
+}
+
 /** A word or a suffix assignment (`export A=1`) as an {@link ArgWord}. */
 export function argWord(node: Word | Assignment): ArgWord {
   if (node.type === 'Assignment') {
-    const value = node.value.type === 'Word' ? staticValue(node.value) : undefined
-    return { value: value === undefined ? undefined : `${node.name}${node.append ? '+=' : '='}${value}`, text: node.text, pos: node.pos, end: node.end }
+    const word = node.value.type === 'Word' ? node.value : undefined
+    const prefix = `${node.name}${node.append ? '+=' : '='}`
+    const value = staticValue(word)
+    return { value: value === undefined ? undefined : prefix + value, text: node.text, literal: prefix + literalStart(word), pos: node.pos, end: node.end }
   }
-  return { value: staticValue(node), text: node.text, pos: node.pos, end: node.end }
+  const value = staticValue(node)
+  return { value, text: node.text, literal: value ?? literalStart(node), pos: node.pos, end: node.end }
 }
 
 /** The last path segment: `/usr/bin/rm` → `rm`. */

@@ -1,4 +1,5 @@
 import { ArgWord } from './words'
+import { ShellReason, shellReason } from './reasons'
 
 /**
  * How a wrapper command reads its own options before the command it runs
@@ -194,7 +195,7 @@ export interface WrapperReading {
   /** A `shellOptions` option was given. */
   shell: boolean
   /** Why the options could not be read statically. */
-  problem?: string
+  problem?: ShellReason
 }
 
 /** How an option of a wrapper is read. */
@@ -239,10 +240,10 @@ export function readWrapper(name: string, spec: WrapperSpec, args: ArgWord[]): W
     if (spec.split?.includes(option)) reading.splits.push(value)
     if (spec.noRun?.includes(option)) reading.noRun = true
     if (spec.shellOptions?.includes(option)) reading.shell = true
-    if (spec.programs?.includes(option)) reading.problem = `${name} ${option} runs the program ${JSON.stringify(value ?? '')}, which cannot be checked`
+    if (spec.programs?.includes(option)) reading.problem = shellReason('wrapper-program', { name, option, program: value ?? '' })
   }
   const unknown = (option: string) => {
-    reading.problem = `the option ${option} of ${name} is not known to the analysis, so the command it runs cannot be found`
+    reading.problem = shellReason('unknown-option', { name, option })
     return reading
   }
   let positional = spec.positional ?? 0
@@ -250,7 +251,7 @@ export function readWrapper(name: string, spec: WrapperSpec, args: ArgWord[]): W
   for (let index = 0; index < args.length; index++) {
     const value = args[index].value
     if (value === undefined) {
-      reading.problem = `an argument of ${name} is built at run time, so the command it runs cannot be known`
+      reading.problem = shellReason('wrapper-dynamic-argument', { name })
       return reading
     }
     if (!optionsDone && value.startsWith('-')) {
