@@ -1,15 +1,10 @@
-import { Context, h, Session } from 'koishi'
+import { Context, h } from 'koishi'
 import { explanationLines } from '../visibility/explain'
 import { describeTool } from '../modes'
 import { CommandConfig } from './config'
 import { PermissionConfig } from '../permission/config'
 import { applyPermissionCommands } from './permissions'
-
-/** The authority of a chat user; no user record (no database) counts as 0. */
-export function sessionAuthority(session: Session) {
-  const value = (session.user as any)?.authority
-  return typeof value === 'number' ? value : 0
-}
+import { sessionAuthority } from '../permission/subject'
 
 function firstLine(text: string, max = 80) {
   const line = (text || '').split('\n')[0].trim()
@@ -26,7 +21,7 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
   ctx.command('tools')
     .userFields(['authority'])
     .action(({ session }) => {
-      const scope = ctx.tools.scope(session, { authority: sessionAuthority(session) })
+      const scope = ctx.tools.scope(session)
       const tools = ctx.tools.list(scope)
       if (!tools.length) return session.text('.empty')
       const locales = ctx.tools.locales(session)
@@ -40,7 +35,7 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
     .userFields(['authority'])
     .action(({ session }, name) => {
       if (!name) return session.text('.missing-name')
-      const scope = ctx.tools.scope(session, { authority: sessionAuthority(session) })
+      const scope = ctx.tools.scope(session)
       const explanation = ctx.tools.explain(name, scope)
       const locales = ctx.tools.locales(session)
       const entry = ctx.tools.get(name)
@@ -75,7 +70,7 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
       const result = await ctx.tools.call({
         name,
         args: args ?? '',
-        scope: ctx.tools.scope(session, { authority }),
+        scope: ctx.tools.scope(session),
       })
       return ctx.tools.reply(session, result, safeParse(args))
     })
