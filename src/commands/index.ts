@@ -1,15 +1,11 @@
 import { Context, h } from 'koishi'
 import { explanationLines } from '../visibility/explain'
 import { describeTool } from '../modes'
+import { summary } from '../modes/search'
 import { CommandConfig } from './config'
 import { PermissionConfig } from '../permission/config'
 import { applyPermissionCommands } from './permissions'
 import { sessionAuthority } from '../permission/subject'
-
-function firstLine(text: string, max = 80) {
-  const line = (text || '').split('\n')[0].trim()
-  return line.length > max ? line.slice(0, max - 1) + '…' : line
-}
 
 /**
  * Registers `tools`, `tools.info` and `tools.call` (issue "Foundation",
@@ -27,7 +23,7 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
       const locales = ctx.tools.locales(session)
       return [
         session.text('.header', { count: tools.length }),
-        ...tools.map((entry) => `${entry.definition.name} — ${firstLine(describeTool(entry as any, scope, locales))}`),
+        ...tools.map((entry) => `${entry.definition.name} — ${summary(describeTool(entry as any, scope, locales), 80)}`),
       ].join('\n')
     })
 
