@@ -23,7 +23,7 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
       const locales = ctx.tools.locales(session)
       return [
         session.text('.header', { count: tools.length }),
-        ...tools.map((entry) => `${entry.definition.name} — ${summary(describeTool(entry as any, scope, locales), 80)}`),
+        ...tools.map((entry) => `${entry.definition.name} — ${summary(describeTool(entry, scope, locales), 80)}`),
       ].join('\n')
     })
 
@@ -34,21 +34,21 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
       const scope = ctx.tools.scope(session)
       const explanation = ctx.tools.explain(name, scope)
       const locales = ctx.tools.locales(session)
-      const entry = ctx.tools.get(name)
+      const entry = ctx.tools.registry.get(name)
       if (!entry) return explanationLines(ctx, explanation, locales).join('\n')
       const { definition } = entry
       const traits = definition.traits ?? {}
       const effect = traits.effect ?? 'exec'
       const lines = [
         session.text('.title', { name, source: entry.source, plugin: entry.plugin }),
-        describeTool(entry as any, scope, locales),
+        describeTool(entry, scope, locales),
         session.text('.traits', {
           effect,
           parallel: String(traits.parallel ?? effect === 'read'),
           timeout: traits.timeout ?? ctx.tools.config.timeout,
         }),
         session.text('.schema'),
-        JSON.stringify(ctx.tools.registry.get(name).schema.jsonSchema(locales), null, 2),
+        JSON.stringify(entry.schema.jsonSchema(locales), null, 2),
         ...explanationLines(ctx, explanation, locales),
       ]
       return lines.join('\n')
