@@ -1,5 +1,5 @@
 import { Random } from 'koishi'
-import { ToolCall, ToolCallLogEntry, ToolCallRequest, ToolError, ToolResult, ToolResultMeta, ToolScope, ToolStatus } from '../types'
+import { ToolAction, ToolCall, ToolCallLogEntry, ToolCallRequest, ToolError, ToolResult, ToolResultMeta, ToolScope, ToolStatus } from '../types'
 import { RegisteredTool, ToolRegistry } from '../registry/registry'
 import { closestNames } from '../registry/names'
 import { VisibilityChain } from '../visibility/chain'
@@ -18,6 +18,14 @@ const callIdPrefix = `call_${Random.id(6)}`
 let callCounter = 0
 function nextCallId() {
   return callIdPrefix + (++callCounter).toString(36)
+}
+
+function actionError(error: any): PermissionVerdict {
+  return { decision: 'deny', code: 'permission-error', reason: `the permission of this call could not be computed: ${error?.message ?? error}` }
+}
+
+function gateError(error: any): PermissionVerdict {
+  return { decision: 'deny', code: 'permission-error', reason: `the permission check failed: ${error?.message ?? error}` }
 }
 
 /** Forward chains longer than this are refused as loops. */
@@ -74,7 +82,7 @@ export class Pipeline {
       ;[result, entry] = await this.execute(request, { depth: 0, chain: [], start })
     } catch (error) {
       // A fault of the pipeline itself: still a record, never a crash of the caller.
-      result = failure('error', { code: 'internal-error', message: String(error?.stack ?? error) }, this.meta(request, start))
+      result = failure('error', { code: 'internal-error', message: String(error?.stack ?? error) }, this.meta(request))
     }
     result.meta.duration = Date.now() - start
     const scope = request.scope ?? {}
@@ -95,12 +103,13 @@ export class Pipeline {
     return result
   }
 
-  private meta(request: ToolCallRequest, start: number, entry?: RegisteredTool): ToolResultMeta {
+  /** The meta of a call's result; `duration` is filled in by `call` when the call ends. */
+  private meta(request: ToolCallRequest, entry?: RegisteredTool): ToolResultMeta {
     return {
       tool: entry?.definition.name ?? (typeof request.name === 'string' ? request.name : ''),
       callId: typeof request.id === 'string' && request.id ? request.id : nextCallId(),
       source: entry?.source,
-      duration: Date.now() - start,
+      duration: 0,
     }
   }
 
@@ -120,9 +129,9 @@ export class Pipeline {
         code: 'unknown-tool',
         message: requested ? `There is no tool named "${requested}".` : 'The tool call has no tool name.',
         hint: close.length ? `Call one of the available tools, e.g. ${close.join(', ')}.` : 'No tools are available here.',
-      }, this.meta(request, frame.start))]
+      }, this.meta(request))]
     }
-    const meta = this.meta(request, frame.start, entry)
+    const meta = this.meta(request, entry)
     const name = entry.definition.name
 
     // 2. Visibility: a model may only call what it was shown in this scope.
@@ -206,29 +215,30 @@ export class Pipeline {
    * Any error denies (fail closed).
    */
   private authorize(call: ToolCall): PermissionVerdict | Promise<PermissionVerdict> {
-    const actionError = (error: any): PermissionVerdict => ({ decision: 'deny', code: 'permission-error', reason: `the permission of this call could not be computed: ${error?.message ?? error}` })
-    const gateError = (error: any): PermissionVerdict => ({ decision: 'deny', code: 'permission-error', reason: `the permission check failed: ${error?.message ?? error}` })
-    const ask = (): PermissionVerdict | Promise<PermissionVerdict> => {
-      try {
-        const verdict = this.host.gate().authorize(call)
-        return verdict instanceof Promise ? verdict.catch(gateError) : verdict
-      } catch (error) {
-        return gateError(error)
-      }
-    }
+    let action: ToolAction | Promise<ToolAction>
     try {
-      const action = computeAction(call)
-      if (action instanceof Promise) {
-        return action.then((value) => {
-          call.action = value
-          return ask()
-        }, actionError)
-      }
-      call.action = action
+      action = computeAction(call)
     } catch (error) {
       return actionError(error)
     }
-    return ask()
+    if (action instanceof Promise) {
+      return action.then((value) => {
+        call.action = value
+        return this.askGate(call)
+      }, actionError)
+    }
+    call.action = action
+    return this.askGate(call)
+  }
+
+  /** Asks the gate about a call whose action is computed; a throw or a rejection denies. */
+  private askGate(call: ToolCall): PermissionVerdict | Promise<PermissionVerdict> {
+    try {
+      const verdict = this.host.gate().authorize(call)
+      return verdict instanceof Promise ? verdict.catch(gateError) : verdict
+    } catch (error) {
+      return gateError(error)
+    }
   }
 
   private denied(verdict: PermissionVerdict, meta: ToolResultMeta, call: ToolCall) {
