@@ -7,7 +7,7 @@ import { PermissionGate, PermissionVerdict } from '../permission/gate'
 import { computeAction, effectOf } from '../permission/action'
 import { failure, normalizeOutput } from './result'
 import { emitEvent, hasListeners, Lifecycle, runAfterHooks, runBeforeHooks, snapshot } from './hooks'
-import { checkArgumentShape } from './arguments'
+import { parseArguments } from './arguments'
 import { needsSpool, spoolOutput } from './spool'
 import { SerialLock } from './serial'
 import { runTool } from './run'
@@ -152,7 +152,7 @@ export class Pipeline {
     }
 
     // 3. Parse the arguments.
-    const parsed = this.parse(request.args, entry)
+    const parsed = parseArguments(request.args, entry.schema)
     if ('error' in parsed) return [failure('invalid', parsed.error, meta), entry]
     const call = new CallRecord(meta.callId, name, requested, parsed.value, scope, entry, frame.depth, frame.start, request.signal, (progress) => {
       emitEvent(this.host.lifecycle, 'chatluna/tool-progress', [progress], call.session)
@@ -162,51 +162,6 @@ export class Pipeline {
     })
     const result = await this.process(call, request, frame, meta)
     return [result, entry]
-  }
-
-  private parse(raw: unknown, entry: RegisteredTool): { value: unknown } | { error: ToolError } {
-    let value = raw
-    if (typeof raw === 'string') {
-      if (!raw.trim()) {
-        value = {}
-      } else {
-        try {
-          value = JSON.parse(raw)
-        } catch (error) {
-          return {
-            error: {
-              code: 'invalid-json',
-              message: `The arguments are not valid JSON: ${error.message}`,
-              hint: 'Send the arguments as one complete JSON object.',
-            },
-          }
-        }
-      }
-    }
-    // Before any validator walks them: no prototype keys, no stack-deep nesting.
-    const shape = checkArgumentShape(value)
-    if (shape) {
-      return {
-        error: {
-          code: 'invalid-arguments',
-          message: `The arguments do not match the tool's schema: ${shape.message}`,
-          hint: 'Fix the listed fields and call the tool again.',
-          issues: [shape],
-        },
-      }
-    }
-    const parsed = entry.schema.parse(value)
-    if (parsed.ok === false) {
-      return {
-        error: {
-          code: 'invalid-arguments',
-          message: `The arguments do not match the tool's schema: ${parsed.issues.map((issue) => issue.message).join('; ')}`,
-          hint: 'Fix the listed fields and call the tool again.',
-          issues: parsed.issues,
-        },
-      }
-    }
-    return { value: parsed.value }
   }
 
   /**
@@ -323,7 +278,7 @@ export class Pipeline {
       if (snapshot(args) === authorized) {
         call.args = args
       } else {
-        const reparsed = this.parse(args, entry)
+        const reparsed = parseArguments(args, entry.schema)
         if ('error' in reparsed) return finish(failure('invalid', reparsed.error, meta, call.messages))
         call.args = reparsed.value
         pending = this.authorize(call)
