@@ -1,6 +1,6 @@
 import { Schema } from 'koishi'
 import { ToolScope } from '../types'
-import type { PermissionMode } from '../permission/modes'
+import { PermissionMode, permissionModes } from '../permission/modes'
 
 /**
  * A scene rule from the config (visibility layer 3): where it applies and
@@ -33,7 +33,7 @@ export const SceneRule: Schema<SceneRule> = Schema.object({
   kind: Schema.union(['any', 'private', 'group']).default('any'),
   allow: Schema.array(String).role('table').default([]),
   deny: Schema.array(String).role('table').default([]),
-  mode: Schema.union(['read-only', 'files', 'auto', 'allow'] as const),
+  mode: Schema.union(permissionModes),
 })
 
 /** Whether a scene rule applies to a scope. */
