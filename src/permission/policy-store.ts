@@ -105,6 +105,7 @@ export class PolicyStore {
     this.changed()
   }
 
+  /** Stops using the database; the policies stay in memory. */
   detach() {
     this.database = undefined
   }

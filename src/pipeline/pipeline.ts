@@ -35,8 +35,11 @@ export const maxForwardDepth = 8
 export interface PipelineHost {
   /** The app's event lifecycle: its listeners are the hooks. */
   lifecycle: Lifecycle
+  /** Resolves names (step 1). */
   registry: ToolRegistry
+  /** Judges whether the caller may see the tool (step 2). */
   visibility: VisibilityChain
+  /** The permission stage (step 5), read on every call so a replaced gate applies at once. */
   gate(): PermissionGate
   /** Default run timeout in ms. */
   timeout(): number
@@ -54,6 +57,7 @@ export interface PipelineHost {
   loaded?(name: string, scope: ToolScope): boolean
   /** Whether a tool belongs to a mode (`tool_search`): it is not offered as a close name. */
   isModeTool?(entry: RegisteredTool): boolean
+  /** Step 11: keeps a finished call in the history and tells listeners. */
   record(entry: ToolCallLogEntry, result: ToolResult): void
 }
 

@@ -9,6 +9,7 @@ import { subjectOf } from '../permission/subject'
 
 /** The five visibility layers, in order (DESIGN.md "Visibility"). */
 export const visibilityLayers = ['filter', 'agent', 'scene', 'policy', 'owner'] as const
+/** One of the five layers: `filter`, `agent`, `scene`, `policy`, `owner`. */
 export type VisibilityLayer = typeof visibilityLayers[number]
 
 /**
