@@ -244,8 +244,8 @@ export function applyPermissionCommands(ctx: Context, config: PermissionConfig) 
     const result = await permissions().approvals.answer(id, given, { ...subject(session), session })
     return result.message
   }
-  ctx.command('tools.approve <id:string> [answer:string]').userFields(['authority']).action(escaped((argv, id, word) => answer(approveWords, 'once')(argv, id, word)))
-  ctx.command('tools.deny <id:string> [answer:string]').userFields(['authority']).action(escaped((argv, id, word) => answer(denyWords, 'reject')(argv, id, word)))
+  ctx.command('tools.approve <id:string> [answer:string]').userFields(['authority']).action(escaped(answer(approveWords, 'once')))
+  ctx.command('tools.deny <id:string> [answer:string]').userFields(['authority']).action(escaped(answer(denyWords, 'reject')))
 
   ctx.command('tools.audit [count:natural]')
     .userFields(['authority'])
