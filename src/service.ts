@@ -146,8 +146,9 @@ export class ToolService extends Service {
 
   /**
    * Registers a tool for the calling plugin. Throws a `TypeError` for an
-   * illegal name or a definition without `run`/`forward`. Returns a
-   * disposer; the tool is also removed when the calling plugin is disposed.
+   * illegal name, a definition without `run`/`forward` or without a string
+   * `description`, or an unknown `options.source`. Returns a disposer; the
+   * tool is also removed when the calling plugin is disposed.
    */
   define<A = any>(definition: ToolDefinition<A>, options?: DefineOptions): () => void {
     const caller = this.ctx

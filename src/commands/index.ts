@@ -1,20 +1,11 @@
-import { Context, h, Session } from 'koishi'
+import { Context, h } from 'koishi'
 import { explanationLines } from '../visibility/explain'
 import { describeTool } from '../modes'
+import { summary } from '../modes/search'
 import { CommandConfig } from './config'
 import { PermissionConfig } from '../permission/config'
 import { applyPermissionCommands } from './permissions'
-
-/** The authority of a chat user; no user record (no database) counts as 0. */
-export function sessionAuthority(session: Session) {
-  const value = (session.user as any)?.authority
-  return typeof value === 'number' ? value : 0
-}
-
-function firstLine(text: string, max = 80) {
-  const line = (text || '').split('\n')[0].trim()
-  return line.length > max ? line.slice(0, max - 1) + '…' : line
-}
+import { sessionAuthority } from '../permission/subject'
 
 /**
  * Registers `tools`, `tools.info` and `tools.call` (issue "Foundation",
@@ -26,13 +17,13 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
   ctx.command('tools')
     .userFields(['authority'])
     .action(({ session }) => {
-      const scope = ctx.tools.scope(session, { authority: sessionAuthority(session) })
+      const scope = ctx.tools.scope(session)
       const tools = ctx.tools.list(scope)
       if (!tools.length) return session.text('.empty')
       const locales = ctx.tools.locales(session)
       return [
         session.text('.header', { count: tools.length }),
-        ...tools.map((entry) => `${entry.definition.name} — ${firstLine(describeTool(entry as any, scope, locales))}`),
+        ...tools.map((entry) => `${entry.definition.name} — ${summary(describeTool(entry, scope, locales), 80)}`),
       ].join('\n')
     })
 
@@ -40,24 +31,24 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
     .userFields(['authority'])
     .action(({ session }, name) => {
       if (!name) return session.text('.missing-name')
-      const scope = ctx.tools.scope(session, { authority: sessionAuthority(session) })
+      const scope = ctx.tools.scope(session)
       const explanation = ctx.tools.explain(name, scope)
       const locales = ctx.tools.locales(session)
-      const entry = ctx.tools.get(name)
+      const entry = ctx.tools.registry.get(name)
       if (!entry) return explanationLines(ctx, explanation, locales).join('\n')
       const { definition } = entry
       const traits = definition.traits ?? {}
       const effect = traits.effect ?? 'exec'
       const lines = [
         session.text('.title', { name, source: entry.source, plugin: entry.plugin }),
-        describeTool(entry as any, scope, locales),
+        describeTool(entry, scope, locales),
         session.text('.traits', {
           effect,
           parallel: String(traits.parallel ?? effect === 'read'),
           timeout: traits.timeout ?? ctx.tools.config.timeout,
         }),
         session.text('.schema'),
-        JSON.stringify(ctx.tools.registry.get(name).schema.jsonSchema(locales), null, 2),
+        JSON.stringify(entry.schema.jsonSchema(locales), null, 2),
         ...explanationLines(ctx, explanation, locales),
       ]
       return lines.join('\n')
@@ -75,7 +66,7 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
       const result = await ctx.tools.call({
         name,
         args: args ?? '',
-        scope: ctx.tools.scope(session, { authority }),
+        scope: ctx.tools.scope(session),
       })
       return ctx.tools.reply(session, result, safeParse(args))
     })

@@ -5,7 +5,7 @@ import { AuditEntry } from '../permission/audit'
 import { isPermissionMode, modeDefault } from '../permission/modes'
 import { ToolPolicy } from '../permission/policy'
 import { parseLevelRange, PermissionInputError, PermissionRule, RuleInput } from '../permission/rules'
-import { normalizeAuthority, subjectLabel } from '../permission/subject'
+import { sessionAuthority, subjectLabel } from '../permission/subject'
 import { displayParams, say } from '../permission/texts'
 
 /** A command text as plain text (Koishi renders texts as message elements, `&lt;` for `<`). */
@@ -18,9 +18,6 @@ function escaped<A extends any[]>(action: (...args: A) => Awaitable<string | und
     return typeof text === 'string' ? h.escape(text) : text
   }
 }
-
-/** The authority of a chat user; no user record (no database) counts as 0. */
-const sessionAuthority = (session: Session) => normalizeAuthority((session.user as any)?.authority)
 
 /** `yyyy-MM-dd hh:mm` in the bot's time zone. */
 function formatTime(time: number, seconds = false) {
@@ -81,7 +78,7 @@ function inputError(ctx: Context, session: Session, error: unknown) {
  */
 export function applyPermissionCommands(ctx: Context, config: PermissionConfig) {
   const permissions = () => ctx.tools.permissions
-  const subject = (session: Session) => permissions().subjectOf(ctx.tools.scope(session, { authority: sessionAuthority(session) }))
+  const subject = (session: Session) => permissions().subjectOf(ctx.tools.scope(session))
   const denyAdmin = (session: Session) => {
     const level = sessionAuthority(session)
     if (level >= config.adminAuthority) return
@@ -247,8 +244,8 @@ export function applyPermissionCommands(ctx: Context, config: PermissionConfig) 
     const result = await permissions().approvals.answer(id, given, { ...subject(session), session })
     return result.message
   }
-  ctx.command('tools.approve <id:string> [answer:string]').userFields(['authority']).action(escaped((argv, id, word) => answer(approveWords, 'once')(argv, id, word)))
-  ctx.command('tools.deny <id:string> [answer:string]').userFields(['authority']).action(escaped((argv, id, word) => answer(denyWords, 'reject')(argv, id, word)))
+  ctx.command('tools.approve <id:string> [answer:string]').userFields(['authority']).action(escaped(answer(approveWords, 'once')))
+  ctx.command('tools.deny <id:string> [answer:string]').userFields(['authority']).action(escaped(answer(denyWords, 'reject')))
 
   ctx.command('tools.audit [count:natural]')
     .userFields(['authority'])

@@ -82,4 +82,5 @@ export const dialects = {
   },
 }
 
+/** A provider format of `ctx.tools.declarations`: `openai`, `openai-strict`, `anthropic` or `gemini`. */
 export type Dialect = keyof typeof dialects

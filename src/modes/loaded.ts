@@ -1,4 +1,5 @@
 import { ToolScope } from '../types'
+import { subjectOf } from '../permission/subject'
 
 /** Conversations whose loaded tools are remembered; the least recently used is forgotten first. */
 export const maxConversations = 1000
@@ -13,13 +14,10 @@ export const maxLoadedPerConversation = 50
  * conversation.
  */
 export function conversationKey(scope: ToolScope): string {
-  const session = scope.session
-  const platform = scope.platform ?? session?.platform ?? ''
-  const isPrivate = scope.private ?? session?.isDirect ?? false
-  const where = isPrivate
-    ? `private:${scope.userId ?? session?.userId ?? ''}`
-    : `channel:${scope.channelId ?? session?.channelId ?? ''}`
-  return `${platform}:${where}:${scope.agent ?? ''}`
+  // The scope's fields, else its session's, as the permission subject reads them.
+  const subject = subjectOf(scope)
+  const where = subject.private ? `private:${subject.userId ?? ''}` : `channel:${subject.channelId ?? ''}`
+  return `${subject.platform ?? ''}:${where}:${subject.agent ?? ''}`
 }
 
 /**

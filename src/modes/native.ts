@@ -1,4 +1,4 @@
-import { ToolScope } from '../types'
+import { ToolEntry, ToolScope } from '../types'
 import { RegisteredTool } from '../registry/registry'
 import { ToolDeclaration } from './dialects'
 
@@ -7,7 +7,7 @@ import { ToolDeclaration } from './dialects'
  * and it returns a string, otherwise the static description. A throwing
  * `describe` falls back to the static description.
  */
-export function describeTool(entry: RegisteredTool, scope: ToolScope, locales: string[]) {
+export function describeTool(entry: ToolEntry, scope: ToolScope, locales: string[]) {
   const { definition } = entry
   if (definition.describe) {
     try {

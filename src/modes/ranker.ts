@@ -28,6 +28,7 @@ export interface RankerOptions {
   unigram: number
 }
 
+/** The defaults listed on {@link RankerOptions}. */
 export const defaultRankerOptions: RankerOptions = {
   weights: { name: 3, description: 1, parameters: 0.5 },
   b: { name: 0.3, description: 0.75, parameters: 0.75 },

@@ -12,6 +12,7 @@ export function cloneSchema<T>(value: T): T {
   return value === undefined ? value : JSON.parse(JSON.stringify(value))
 }
 
+/** Whether a value is a plain object (a schema, or a map of them), not an array or null. */
 export function isObject(value: unknown): value is JSONSchema {
   return !!value && typeof value === 'object' && !Array.isArray(value)
 }

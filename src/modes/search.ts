@@ -18,7 +18,9 @@ export const summaryLength = 100
 
 /** What search mode needs from the service. */
 export interface SearchModeHost {
+  /** Every active tool, for the ranker's index. */
   registry: ToolRegistry
+  /** Which deferred tools a scope may load. */
   visibility: VisibilityChain
   config(): ModesConfig
 }
@@ -65,6 +67,7 @@ export class SearchMode {
     return definition
   }
 
+  /** Whether an entry is a mode tool this instance made ({@link markModeTool}). */
   isModeTool(entry: RegisteredTool) {
     return this.modeTools.has(entry.definition)
   }

@@ -21,7 +21,9 @@ const logger = new Logger('chatluna-tools')
  * call), `never` (refuse it and store a permanent deny rule).
  */
 export type ApprovalAnswer = 'once' | 'turn' | 'session' | 'always' | 'reject' | 'never'
+/** The answers that let the call run (`tools.approve <id> [word]`, default `once`). */
 export const approveWords: readonly ApprovalAnswer[] = ['once', 'turn', 'session', 'always']
+/** The answers that refuse it (`tools.deny <id> [word]`, default `reject`). */
 export const denyWords: readonly ApprovalAnswer[] = ['reject', 'never']
 
 /** Where an approval was posted. */

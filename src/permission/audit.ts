@@ -123,6 +123,10 @@ export class AuditTrail {
 
   constructor(private size: () => number) {}
 
+  /**
+   * Adds one decision: kept in memory (the last `min(size, 1000)`) and,
+   * with a database, queued for writing; never throws or waits.
+   */
   record(source: AuditSource) {
     // A ring buffer: `next` is where the next entry goes once the buffer is full.
     const limit = Math.min(this.size(), memoryAuditLimit)
@@ -157,10 +161,12 @@ export class AuditTrail {
     return ordered.slice(-limit).reverse().map(auditEntry)
   }
 
+  /** Writes and reads entries through the database from now on. */
   attach(database: Database) {
     this.database = database
   }
 
+  /** Stops using the database; new entries are kept in memory only. */
   detach() {
     this.database = undefined
   }

@@ -1,6 +1,6 @@
 import { Dict, Schema } from 'koishi'
 import { configSection } from '../locales'
-import { PermissionMode } from './modes'
+import { PermissionMode, permissionModes } from './modes'
 
 /** Options of the permission service (DESIGN.md "Permissions"; issue 3). */
 export interface PermissionConfig {
@@ -20,7 +20,7 @@ export interface PermissionConfig {
   auditSize: number
 }
 
-const mode = () => Schema.union(['read-only', 'files', 'auto', 'allow'] as const)
+const mode = () => Schema.union(permissionModes)
 
 export const PermissionConfig: Schema<PermissionConfig> = configSection('permissions', Schema.object({
   levelModes: Schema.object({

@@ -163,6 +163,12 @@ export function decidePart(part: ToolAction, subject: PermissionSubject, inputs:
   return result('allow', 'mode-allow', `the permission mode "${mode}" allows ${effect} actions`)
 }
 
+/** A denial of the whole action, before its parts are judged: no part decisions. */
+function denyWhole(action: ToolAction, subject: PermissionSubject, inputs: DecisionInputs, code: string, reason: string, extra: Dict, rule?: PermissionRule): PermissionDecision {
+  const { part, ...decision } = partDecision(action, targetText(action.target), action.effect ?? 'exec', inputs, subject.authority, false, 'deny', code, reason, rule, extra)
+  return { ...decision, mode: inputs.mode, risk: action.risk, parts: [] }
+}
+
 /**
  * The decision for a whole action (issue 3, item 1): the policy
  * `disabled` and deny rules on the whole action deny first; then each part
@@ -170,24 +176,13 @@ export function decidePart(part: ToolAction, subject: PermissionSubject, inputs:
  * asking part makes the whole ask.
  */
 export function decideAction(action: ToolAction, subject: PermissionSubject, inputs: DecisionInputs): PermissionDecision {
-  const whole = (code: string, reason: string, extra: Dict, rule?: PermissionRule): PermissionDecision => ({
-    decision: 'deny',
-    code,
-    reason,
-    params: { action: action.name, target: targetText(action.target), effect: action.effect ?? 'exec', risk: action.risk ?? '', mode: inputs.mode, level: subject.authority, tool: inputs.tool ?? '', ...extra },
-    rule,
-    needsHuman: false,
-    mode: inputs.mode,
-    risk: action.risk,
-    parts: [],
-  })
   if (inputs.policy?.policy === 'disabled') {
-    return whole('policy-disabled', `the policy "${inputs.policy.pattern}" disables tool "${inputs.tool}"`, { pattern: inputs.policy.pattern })
+    return denyWhole(action, subject, inputs, 'policy-disabled', `the policy "${inputs.policy.pattern}" disables tool "${inputs.tool}"`, { pattern: inputs.policy.pattern })
   }
   let decisions: PartDecision[]
   if (action.parts?.length) {
     const deny = matchingRules(action, subject, inputs).find((rule) => rule.effect === 'deny')
-    if (deny) return whole('rule-deny', `rule ${deny.id} denies ${describe(action, targetText(action.target))}`, { rule: deny.id }, deny)
+    if (deny) return denyWhole(action, subject, inputs, 'rule-deny', `rule ${deny.id} denies ${describe(action, targetText(action.target))}`, { rule: deny.id }, deny)
     decisions = action.parts.map((part) => decidePart(part, subject, inputs))
   } else {
     decisions = [decidePart(action, subject, inputs)]

@@ -1,6 +1,5 @@
 import { Dict } from 'koishi'
-import { ToolAction, ToolCall } from '../types'
-import { normalizeAuthority } from './subject'
+import { ToolCall } from '../types'
 
 /**
  * The permission stage's answer after any human has been asked: the call
@@ -29,15 +28,4 @@ export interface PermissionVerdict {
 export interface PermissionGate {
   /** May answer synchronously; a promise when it has to wait (e.g. for a human). */
   authorize(call: ToolCall): PermissionVerdict | Promise<PermissionVerdict>
-}
-
-/** The authority level of a call's caller: the scope's, else the session user's, else 0. */
-export function callerAuthority(call: Pick<ToolCall, 'scope'>): number {
-  const { scope } = call
-  return normalizeAuthority(scope.authority ?? (scope.session?.user as any)?.authority)
-}
-
-/** The parts of an action (the action itself when it has none). */
-export function actionParts(action: ToolAction): ToolAction[] {
-  return action.parts?.length ? action.parts : [action]
 }

@@ -47,17 +47,23 @@ export interface ModeDefault {
   code: 'mode-allow' | 'mode-ask' | 'mode-deny' | 'files-outside'
 }
 
+const allowed: ModeDefault = Object.freeze({ decision: 'allow', code: 'mode-allow' })
+const asked: ModeDefault = Object.freeze({ decision: 'ask', code: 'mode-ask' })
+const denied: ModeDefault = Object.freeze({ decision: 'deny', code: 'mode-deny' })
+const outside: ModeDefault = Object.freeze({ decision: 'deny', code: 'files-outside' })
+
 /**
  * The mode table above for one effect. `insideWorkDir` says whether the
- * action's target path resolves inside the workDir (only `files` asks).
+ * action's target path resolves inside the workDir (only `files` reads
+ * it). Returns one of four shared, frozen answers.
  */
 export function modeDefault(mode: PermissionMode, effect: ToolEffect, insideWorkDir: boolean): ModeDefault {
-  if (effect === 'read' || mode === 'allow') return { decision: 'allow', code: 'mode-allow' }
+  if (effect === 'read' || mode === 'allow') return allowed
   switch (mode) {
-    case 'read-only': return { decision: 'deny', code: 'mode-deny' }
+    case 'read-only': return denied
     case 'files':
-      if (effect === 'exec') return { decision: 'deny', code: 'mode-deny' }
-      return insideWorkDir ? { decision: 'allow', code: 'mode-allow' } : { decision: 'deny', code: 'files-outside' }
-    case 'auto': return { decision: 'ask', code: 'mode-ask' }
+      if (effect === 'exec') return denied
+      return insideWorkDir ? allowed : outside
+    case 'auto': return asked
   }
 }

@@ -1,5 +1,5 @@
 import { Context, Dict } from 'koishi'
-import { PolicyTable, ToolPolicy } from './policy'
+import { PolicyTable, ToolPolicy, toolPolicies } from './policy'
 import { PermissionInputError } from './rules'
 
 type Database = Context['database']
@@ -14,7 +14,7 @@ export interface PolicyEntry {
   updatedBy?: string
 }
 
-export const toolPolicies: readonly ToolPolicy[] = ['auto', 'approval', 'disabled']
+export { toolPolicies }
 
 /**
  * Tool policies set at run time (issue 3, item 6), kept in the table
@@ -105,6 +105,7 @@ export class PolicyStore {
     this.changed()
   }
 
+  /** Stops using the database; the policies stay in memory. */
   detach() {
     this.database = undefined
   }

@@ -8,6 +8,9 @@ import { matchName, specificity } from '../visibility/patterns'
  */
 export type ToolPolicy = 'auto' | 'approval' | 'disabled'
 
+/** Every policy, in the order the config and the console offer them. */
+export const toolPolicies: readonly ToolPolicy[] = ['auto', 'approval', 'disabled']
+
 /** A policy that applies to a tool, with the pattern that gave it. */
 export interface PolicyMatch {
   policy: ToolPolicy

@@ -86,6 +86,7 @@ export class RuleStore {
     return this.rules
   }
 
+  /** A rule in memory by its exact id, expired or not. */
   get(id: string): PermissionRule | undefined {
     return this.rules.find((rule) => rule.id === id)
   }

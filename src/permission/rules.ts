@@ -1,8 +1,7 @@
 import { isAbsolute, posix, relative, resolve, sep } from 'path'
-import { compileGlob } from '../visibility/glob'
 import { Dict } from 'koishi'
 import { ToolAction, ToolEffect } from '../types'
-import { matchName, specificity } from '../visibility/patterns'
+import { matchName, matchText, specificity } from '../visibility/patterns'
 import { contains } from '../builtin/path-guard'
 import { targetText } from './action'
 import { PermissionSubject, sessionKey } from './subject'
@@ -185,8 +184,6 @@ export function ruleMatchesAction(rule: PermissionRule, part: ToolAction, workDi
   return matchTarget(rule.target, target, part.effect ?? 'exec', workDir)
 }
 
-const commandMatchers = new Map<string, (text: string) => boolean>()
-
 /**
  * Whether a target pattern matches a target. For `exec` effects the target
  * is a command line: a pattern without wildcards is a prefix of whole words
@@ -200,13 +197,7 @@ export function matchTarget(pattern: string, target: string, effect: ToolEffect,
   if (effect === 'exec') {
     const line = target.trim().replace(/\s+/g, ' ')
     if (!/[*?[\]{}]/.test(pattern)) return line === pattern || line.startsWith(pattern + ' ')
-    let matcher = commandMatchers.get(pattern)
-    if (!matcher) {
-      if (commandMatchers.size >= 4096) commandMatchers.clear()
-      matcher = compileGlob(pattern, { mode: 'text' })
-      commandMatchers.set(pattern, matcher)
-    }
-    return matcher(line)
+    return matchText(pattern, line)
   }
   return pathCandidates(target, workDir).some((candidate) => matchName(pattern, candidate))
 }

@@ -54,6 +54,7 @@ export class SceneModeStore {
     this.database = database
   }
 
+  /** Stops using the database; the modes stay in memory. */
   detach() {
     this.database = undefined
   }

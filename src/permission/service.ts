@@ -144,9 +144,13 @@ export class PermissionService implements PermissionGate {
    * not exist yet, looked up again at most once a second.
    */
   get workDirs(): readonly string[] {
+    return this.workDirsAt(Date.now())
+  }
+
+  /** {@link workDirs} as of `now` (ms since epoch), so that one decision reads the clock once. */
+  private workDirsAt(now: number): readonly string[] {
     const from = this.config.workDir
     const cache = this.workDirCache
-    const now = Date.now()
     if (cache.from !== from || (!cache.real && now - cache.checkedAt > 1000)) {
       const configured = resolve(this.ctx.baseDir, from)
       const real = realDirectory(configured)
@@ -166,9 +170,10 @@ export class PermissionService implements PermissionGate {
    */
   modeOf(subject: PermissionSubject): PermissionMode {
     const config = this.config
-    let rank = modeRank(levelMode(config, subject.authority))
-    rank = Math.min(rank, modeRank(config.defaultMode))
-    for (const agent of agentChain(subject)) rank = Math.min(rank, modeRank(config.agentModes?.[agent]))
+    let rank = Math.min(modeRank(levelMode(config, subject.authority)), modeRank(config.defaultMode))
+    // The agents of agentChain(subject), without building that list on every call.
+    for (const agent of subject.delegatedBy ?? []) rank = Math.min(rank, modeRank(config.agentModes?.[agent]))
+    if (subject.agent) rank = Math.min(rank, modeRank(config.agentModes?.[subject.agent]))
     for (const rule of config.scenes ?? []) {
       if (rule.mode && sceneMatches(rule, subject)) rank = Math.min(rank, modeRank(rule.mode))
     }
@@ -213,13 +218,18 @@ export class PermissionService implements PermissionGate {
    * audited. The console uses it for "would be denied" badges.
    */
   decide(action: ToolAction, subject: PermissionSubject, options: DecideOptions = {}): PermissionDecision {
+    return this.decideAt(Date.now(), action, subject, options)
+  }
+
+  /** {@link decide} with the clock already read (`clock`, ms since epoch); `options.now` still sets the time rules are judged at. */
+  private decideAt(clock: number, action: ToolAction, subject: PermissionSubject, options: DecideOptions): PermissionDecision {
     return decideAction(action, subject, {
       rules: this.rules.live(),
       mode: options.mode ?? this.modeOf(subject),
       policy: options.tool ? this.table.resolve(options.tool) : undefined,
       tool: options.tool,
-      workDir: this.workDirs,
-      now: options.now ?? Date.now(),
+      workDir: this.workDirsAt(clock),
+      now: options.now ?? clock,
       turn: options.turn,
     })
   }
@@ -234,17 +244,19 @@ export class PermissionService implements PermissionGate {
     if (this.loading) return this.ready().then(() => this.authorize(call))
     const subject = subjectOf(call.scope)
     const action = call.action ?? { name: `tool:${call.name}` }
-    const decision = this.decide(action, subject, { tool: call.name, turn: call.scope.turn })
+    // One clock read for the rules' expiry, the workDir cache and the audit entry.
+    const now = Date.now()
+    const decision = this.decideAt(now, action, subject, { tool: call.name, turn: call.scope.turn })
     if (decision.decision === 'ask') {
       return this.approvals.request(call, subject, decision).then(({ verdict, approval }) => {
         if (verdict.decision === 'allow') this.useUp(decision)
-        this.record(call, subject, decision, verdict, approval)
+        this.record(Date.now(), call, action, subject, decision, verdict, approval)
         return verdict
       })
     }
     if (decision.decision === 'allow') this.useUp(decision)
     // The decision is a verdict already (allow or deny, code, reason, params).
-    this.record(call, subject, decision, decision as PermissionVerdict)
+    this.record(now, call, action, subject, decision, decision as PermissionVerdict)
     return decision as PermissionVerdict
   }
 
@@ -258,13 +270,14 @@ export class PermissionService implements PermissionGate {
     for (const part of decision.parts) if (part.rule?.validity === 'once') this.rules.consume(part.rule)
   }
 
-  private record(call: ToolCall, subject: PermissionSubject, decision: PermissionDecision, verdict: PermissionVerdict, approval?: Approval) {
+  /** Adds the audit entry of a decision made at `time` (ms since epoch). */
+  private record(time: number, call: ToolCall, action: ToolAction, subject: PermissionSubject, decision: PermissionDecision, verdict: PermissionVerdict, approval?: Approval) {
     this.trail.record({
-      time: Date.now(),
+      time,
       subject,
       tool: call.name,
       callId: call.id,
-      action: call.action ?? { name: `tool:${call.name}` },
+      action,
       mode: decision.mode,
       verdict,
       approval,

@@ -25,6 +25,11 @@ export function normalizeAuthority(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) ? Math.max(0, Math.min(5, Math.floor(value))) : 0
 }
 
+/** The authority of a chat user, 0–5 ({@link normalizeAuthority}); no user record (no database) counts as 0. */
+export function sessionAuthority(session: { user?: unknown } | undefined): number {
+  return normalizeAuthority((session?.user as any)?.authority)
+}
+
 /**
  * The subject of a scope: the scope's fields, falling back to its session
  * (`session.user.authority`, `session.isDirect`, …). A missing authority is 0.

@@ -1,4 +1,5 @@
-import { ArgumentIssue } from '../types'
+import { ArgumentIssue, ToolError } from '../types'
+import type { ArgumentSchema } from '../schema/validate'
 
 /**
  * Deepest nesting of objects and arrays accepted in a tool call's
@@ -39,4 +40,50 @@ export function checkArgumentShape(value: unknown): ArgumentIssue | undefined {
       if (child && typeof child === 'object') stack.push([child, path ? `${path}.${key}` : key, depth + 1])
     }
   }
+}
+
+function invalidArguments(issues: ArgumentIssue[]): { error: ToolError } {
+  return {
+    error: {
+      code: 'invalid-arguments',
+      message: `The arguments do not match the tool's schema: ${issues.map((issue) => issue.message).join('; ')}`,
+      hint: 'Fix the listed fields and call the tool again.',
+      issues,
+    },
+  }
+}
+
+/**
+ * Step 3 of the pipeline (DESIGN.md): a call's arguments as the tool gets
+ * them. `raw` is a JSON text (blank means `{}`) or a value; it must pass
+ * {@link checkArgumentShape}, then `schema` (defaults applied). Returns
+ * `{ value }`, or `{ error }` with code `invalid-json` or
+ * `invalid-arguments` (with the issues the model can correct from); never
+ * throws for bad input.
+ */
+export function parseArguments(raw: unknown, schema: ArgumentSchema): { value: unknown } | { error: ToolError } {
+  let value = raw
+  if (typeof raw === 'string') {
+    if (!raw.trim()) {
+      value = {}
+    } else {
+      try {
+        value = JSON.parse(raw)
+      } catch (error) {
+        return {
+          error: {
+            code: 'invalid-json',
+            message: `The arguments are not valid JSON: ${error.message}`,
+            hint: 'Send the arguments as one complete JSON object.',
+          },
+        }
+      }
+    }
+  }
+  // Before any validator walks them: no prototype keys, no stack-deep nesting.
+  const shape = checkArgumentShape(value)
+  if (shape) return invalidArguments([shape])
+  const parsed = schema.parse(value)
+  if (parsed.ok === false) return invalidArguments(parsed.issues)
+  return { value: parsed.value }
 }

@@ -1,5 +1,5 @@
 import { Random } from 'koishi'
-import { ToolCall, ToolCallLogEntry, ToolCallRequest, ToolError, ToolResult, ToolResultMeta, ToolScope, ToolStatus } from '../types'
+import { ToolAction, ToolCall, ToolCallLogEntry, ToolCallRequest, ToolError, ToolResult, ToolResultMeta, ToolScope, ToolStatus } from '../types'
 import { RegisteredTool, ToolRegistry } from '../registry/registry'
 import { closestNames } from '../registry/names'
 import { VisibilityChain } from '../visibility/chain'
@@ -7,10 +7,10 @@ import { PermissionGate, PermissionVerdict } from '../permission/gate'
 import { computeAction, effectOf } from '../permission/action'
 import { failure, normalizeOutput } from './result'
 import { emitEvent, hasListeners, Lifecycle, runAfterHooks, runBeforeHooks, snapshot } from './hooks'
-import { checkArgumentShape } from './arguments'
+import { parseArguments } from './arguments'
 import { needsSpool, spoolOutput } from './spool'
 import { SerialLock } from './serial'
-import { runTool } from './run'
+import { RunOutcome, runTool } from './run'
 import { CallRecord } from './call'
 
 /** A random prefix per process and a counter: unique call ids without a random draw per call. */
@@ -20,6 +20,14 @@ function nextCallId() {
   return callIdPrefix + (++callCounter).toString(36)
 }
 
+function actionError(error: any): PermissionVerdict {
+  return { decision: 'deny', code: 'permission-error', reason: `the permission of this call could not be computed: ${error?.message ?? error}` }
+}
+
+function gateError(error: any): PermissionVerdict {
+  return { decision: 'deny', code: 'permission-error', reason: `the permission check failed: ${error?.message ?? error}` }
+}
+
 /** Forward chains longer than this are refused as loops. */
 export const maxForwardDepth = 8
 
@@ -27,8 +35,11 @@ export const maxForwardDepth = 8
 export interface PipelineHost {
   /** The app's event lifecycle: its listeners are the hooks. */
   lifecycle: Lifecycle
+  /** Resolves names (step 1). */
   registry: ToolRegistry
+  /** Judges whether the caller may see the tool (step 2). */
   visibility: VisibilityChain
+  /** The permission stage (step 5), read on every call so a replaced gate applies at once. */
   gate(): PermissionGate
   /** Default run timeout in ms. */
   timeout(): number
@@ -46,8 +57,12 @@ export interface PipelineHost {
   loaded?(name: string, scope: ToolScope): boolean
   /** Whether a tool belongs to a mode (`tool_search`): it is not offered as a close name. */
   isModeTool?(entry: RegisteredTool): boolean
+  /** Step 11: keeps a finished call in the history and tells listeners. */
   record(entry: ToolCallLogEntry, result: ToolResult): void
 }
+
+/** A call's result and the tool that answered it (none for an unknown name). */
+type Executed = [ToolResult, RegisteredTool?]
 
 interface Frame {
   depth: number
@@ -66,15 +81,21 @@ export class Pipeline {
 
   constructor(private host: PipelineHost) {}
 
+  /**
+   * Runs one call through steps 1–11 and records it (`host.record`).
+   * Resolves with the result record; never rejects: a fault of the
+   * pipeline itself becomes an `internal-error` record.
+   */
   async call(request: ToolCallRequest): Promise<ToolResult> {
     const start = Date.now()
     let result: ToolResult
     let entry: RegisteredTool | undefined
     try {
-      ;[result, entry] = await this.execute(request, { depth: 0, chain: [], start })
+      const executed = this.execute(request, { depth: 0, chain: [], start })
+      ;[result, entry] = executed instanceof Promise ? await executed : executed
     } catch (error) {
       // A fault of the pipeline itself: still a record, never a crash of the caller.
-      result = failure('error', { code: 'internal-error', message: String(error?.stack ?? error) }, this.meta(request, start))
+      result = failure('error', { code: 'internal-error', message: String(error?.stack ?? error) }, this.meta(request))
     }
     result.meta.duration = Date.now() - start
     const scope = request.scope ?? {}
@@ -95,16 +116,18 @@ export class Pipeline {
     return result
   }
 
-  private meta(request: ToolCallRequest, start: number, entry?: RegisteredTool): ToolResultMeta {
+  /** The meta of a call's result; `duration` is filled in by `call` when the call ends. */
+  private meta(request: ToolCallRequest, entry?: RegisteredTool): ToolResultMeta {
     return {
       tool: entry?.definition.name ?? (typeof request.name === 'string' ? request.name : ''),
       callId: typeof request.id === 'string' && request.id ? request.id : nextCallId(),
       source: entry?.source,
-      duration: Date.now() - start,
+      duration: 0,
     }
   }
 
-  private async execute(request: ToolCallRequest, frame: Frame): Promise<[ToolResult, RegisteredTool?]> {
+  /** Steps 1–3, then the rest; synchronous when every stage is (see `process`). */
+  private execute(request: ToolCallRequest, frame: Frame): Executed | Promise<Executed> {
     const { registry, visibility } = this.host
     const scope: ToolScope = request.scope ?? {}
     const requested = typeof request.name === 'string' ? request.name : ''
@@ -120,9 +143,9 @@ export class Pipeline {
         code: 'unknown-tool',
         message: requested ? `There is no tool named "${requested}".` : 'The tool call has no tool name.',
         hint: close.length ? `Call one of the available tools, e.g. ${close.join(', ')}.` : 'No tools are available here.',
-      }, this.meta(request, frame.start))]
+      }, this.meta(request))]
     }
-    const meta = this.meta(request, frame.start, entry)
+    const meta = this.meta(request, entry)
     const name = entry.definition.name
 
     // 2. Visibility: a model may only call what it was shown in this scope.
@@ -143,7 +166,7 @@ export class Pipeline {
     }
 
     // 3. Parse the arguments.
-    const parsed = this.parse(request.args, entry)
+    const parsed = parseArguments(request.args, entry.schema)
     if ('error' in parsed) return [failure('invalid', parsed.error, meta), entry]
     const call = new CallRecord(meta.callId, name, requested, parsed.value, scope, entry, frame.depth, frame.start, request.signal, (progress) => {
       emitEvent(this.host.lifecycle, 'chatluna/tool-progress', [progress], call.session)
@@ -151,53 +174,9 @@ export class Pipeline {
         request.onProgress?.(progress)
       } catch {}
     })
-    const result = await this.process(call, request, frame, meta)
+    const result = this.process(call, request, frame, meta)
+    if (result instanceof Promise) return result.then((value): Executed => [value, entry])
     return [result, entry]
-  }
-
-  private parse(raw: unknown, entry: RegisteredTool): { value: unknown } | { error: ToolError } {
-    let value = raw
-    if (typeof raw === 'string') {
-      if (!raw.trim()) {
-        value = {}
-      } else {
-        try {
-          value = JSON.parse(raw)
-        } catch (error) {
-          return {
-            error: {
-              code: 'invalid-json',
-              message: `The arguments are not valid JSON: ${error.message}`,
-              hint: 'Send the arguments as one complete JSON object.',
-            },
-          }
-        }
-      }
-    }
-    // Before any validator walks them: no prototype keys, no stack-deep nesting.
-    const shape = checkArgumentShape(value)
-    if (shape) {
-      return {
-        error: {
-          code: 'invalid-arguments',
-          message: `The arguments do not match the tool's schema: ${shape.message}`,
-          hint: 'Fix the listed fields and call the tool again.',
-          issues: [shape],
-        },
-      }
-    }
-    const parsed = entry.schema.parse(value)
-    if (parsed.ok === false) {
-      return {
-        error: {
-          code: 'invalid-arguments',
-          message: `The arguments do not match the tool's schema: ${parsed.issues.map((issue) => issue.message).join('; ')}`,
-          hint: 'Fix the listed fields and call the tool again.',
-          issues: parsed.issues,
-        },
-      }
-    }
-    return { value: parsed.value }
   }
 
   /**
@@ -206,29 +185,30 @@ export class Pipeline {
    * Any error denies (fail closed).
    */
   private authorize(call: ToolCall): PermissionVerdict | Promise<PermissionVerdict> {
-    const actionError = (error: any): PermissionVerdict => ({ decision: 'deny', code: 'permission-error', reason: `the permission of this call could not be computed: ${error?.message ?? error}` })
-    const gateError = (error: any): PermissionVerdict => ({ decision: 'deny', code: 'permission-error', reason: `the permission check failed: ${error?.message ?? error}` })
-    const ask = (): PermissionVerdict | Promise<PermissionVerdict> => {
-      try {
-        const verdict = this.host.gate().authorize(call)
-        return verdict instanceof Promise ? verdict.catch(gateError) : verdict
-      } catch (error) {
-        return gateError(error)
-      }
-    }
+    let action: ToolAction | Promise<ToolAction>
     try {
-      const action = computeAction(call)
-      if (action instanceof Promise) {
-        return action.then((value) => {
-          call.action = value
-          return ask()
-        }, actionError)
-      }
-      call.action = action
+      action = computeAction(call)
     } catch (error) {
       return actionError(error)
     }
-    return ask()
+    if (action instanceof Promise) {
+      return action.then((value) => {
+        call.action = value
+        return this.askGate(call)
+      }, actionError)
+    }
+    call.action = action
+    return this.askGate(call)
+  }
+
+  /** Asks the gate about a call whose action is computed; a throw or a rejection denies. */
+  private askGate(call: ToolCall): PermissionVerdict | Promise<PermissionVerdict> {
+    try {
+      const verdict = this.host.gate().authorize(call)
+      return verdict instanceof Promise ? verdict.catch(gateError) : verdict
+    } catch (error) {
+      return gateError(error)
+    }
   }
 
   private denied(verdict: PermissionVerdict, meta: ToolResultMeta, call: ToolCall) {
@@ -237,111 +217,122 @@ export class Pipeline {
     return failure(verdict.status ?? 'denied', error, meta, call.messages)
   }
 
-  /** Steps 4–10 for a call whose arguments are valid. */
-  private async process(call: CallRecord, request: ToolCallRequest, frame: Frame, meta: ToolResultMeta): Promise<ToolResult> {
-    const entry = call.entry as RegisteredTool
-    const { definition } = entry
-    const finish = (result: ToolResult): ToolResult | Promise<ToolResult> => {
-      const { lifecycle, outputDir, maxOutputLength } = this.host
-      if (!hasListeners(lifecycle, 'chatluna/tool-after') && !needsSpool(result, maxOutputLength())) return result
-      return (async () => {
-        await runAfterHooks(lifecycle, call, result, { timeout: this.host.hookTimeout() })
-        await spoolOutput(result, outputDir, maxOutputLength())
-        return result
-      })()
+  /**
+   * Steps 4–10 for a call whose arguments are valid. Each stage goes on to
+   * the next directly when it answers synchronously, so a call whose
+   * permission, run and result need no waiting makes no promise here.
+   */
+  private process(call: CallRecord, request: ToolCallRequest, frame: Frame, meta: ToolResultMeta): ToolResult | Promise<ToolResult> {
+    if (call.entry.definition.forward) return this.forward(call, request, frame, meta)
+    return this.authorizeAndRun(call, request, meta)
+  }
+
+  /** Step 4: forwards to another tool, with a loop guard; without a target the tool runs itself. */
+  private async forward(call: CallRecord, request: ToolCallRequest, frame: Frame, meta: ToolResultMeta): Promise<ToolResult> {
+    const { definition } = call.entry
+    let target: Awaited<ReturnType<typeof definition.forward>>
+    try {
+      target = await definition.forward(call.args, call)
+    } catch (error) {
+      return this.finish(call, failure('error', { code: 'forward-error', message: `Forwarding failed: ${error?.message ?? error}` }, meta, call.messages))
     }
-
-    // 4. Forward to another tool, with a loop guard.
-    if (definition.forward) {
-      let target: Awaited<ReturnType<typeof definition.forward>>
-      try {
-        target = await definition.forward(call.args, call)
-      } catch (error) {
-        return finish(failure('error', { code: 'forward-error', message: `Forwarding failed: ${error?.message ?? error}` }, meta, call.messages))
-      }
-      if (target) {
-        const chain = [...frame.chain, call.name]
-        if (chain.includes(target.name) || chain.length >= maxForwardDepth) {
-          return finish(failure('error', {
-            code: 'forward-loop',
-            message: `Forwarding ${chain.join(' → ')} → ${target.name} would loop or go deeper than ${maxForwardDepth} tools.`,
-          }, meta, call.messages))
-        }
-        const [result] = await this.execute({ ...request, name: target.name, args: target.args ?? {}, id: call.id }, { ...frame, depth: frame.depth + 1, chain })
-        result.meta.forwardedFrom = call.name
-        return result
-      }
-      if (!definition.run) {
-        return finish(failure('error', { code: 'no-run', message: `The tool "${call.name}" did not forward this call and cannot run it itself.` }, meta, call.messages))
-      }
-    }
-
-    // 5. Permission.
-    let pending = this.authorize(call)
-    let verdict = pending instanceof Promise ? await pending : pending
-    if (verdict.decision !== 'allow') return finish(this.denied(verdict, meta, call))
-
-    // 6. Before-hooks; changed arguments are validated and authorised again.
-    if (hasListeners(this.host.lifecycle, 'chatluna/tool-before')) {
-      const authorized = snapshot(call.args)
-      const outcome = await runBeforeHooks(this.host.lifecycle, call, { timeout: this.host.hookTimeout(), signal: request.signal })
-      if (outcome.aborted) {
-        return finish(failure('aborted', { code: 'aborted', message: 'The call was aborted while a chatluna/tool-before hook was running.' }, meta, call.messages))
-      }
-      if (outcome.blocked) {
-        const { plugin, reason, error, timeout } = outcome.blocked
-        return finish(failure('denied', {
-          code: timeout ? 'hook-timeout' : error ? 'hook-error' : 'blocked-by-hook',
-          message: timeout
-            ? `A chatluna/tool-before hook of plugin ${plugin} did not answer within ${timeout} ms, so the call was blocked.`
-            : error
-              ? `A chatluna/tool-before hook of plugin ${plugin} failed, so the call was blocked: ${reason}`
-              : `A chatluna/tool-before hook of plugin ${plugin} blocked the call: ${reason}`,
+    if (target) {
+      const chain = [...frame.chain, call.name]
+      if (chain.includes(target.name) || chain.length >= maxForwardDepth) {
+        return this.finish(call, failure('error', {
+          code: 'forward-loop',
+          message: `Forwarding ${chain.join(' → ')} → ${target.name} would loop or go deeper than ${maxForwardDepth} tools.`,
         }, meta, call.messages))
       }
-      // The tool gets a plain copy of what the hooks left: getters, toJSON
-      // and references a hook kept cannot change it after the check.
-      let args: unknown
-      try {
-        args = structuredClone(call.args)
-      } catch (error) {
-        return finish(failure('invalid', {
-          code: 'invalid-arguments',
-          message: `A chatluna/tool-before hook left arguments that are not plain data: ${error?.message ?? error}`,
-        }, meta, call.messages))
-      }
-      if (snapshot(args) === authorized) {
-        call.args = args
-      } else {
-        const reparsed = this.parse(args, entry)
-        if ('error' in reparsed) return finish(failure('invalid', reparsed.error, meta, call.messages))
-        call.args = reparsed.value
-        pending = this.authorize(call)
-        verdict = pending instanceof Promise ? await pending : pending
-        if (verdict.decision !== 'allow') return finish(this.denied(verdict, meta, call))
-      }
+      const [result] = await this.execute({ ...request, name: target.name, args: target.args ?? {}, id: call.id }, { ...frame, depth: frame.depth + 1, chain })
+      result.meta.forwardedFrom = call.name
+      return result
     }
+    if (!definition.run) {
+      return this.finish(call, failure('error', { code: 'no-run', message: `The tool "${call.name}" did not forward this call and cannot run it itself.` }, meta, call.messages))
+    }
+    return this.authorizeAndRun(call, request, meta)
+  }
+
+  /** Step 5 (permission), then steps 6–10. */
+  private authorizeAndRun(call: CallRecord, request: ToolCallRequest, meta: ToolResultMeta): ToolResult | Promise<ToolResult> {
+    const pending = this.authorize(call)
+    if (pending instanceof Promise) return pending.then((verdict) => this.afterVerdict(call, request, meta, verdict))
+    return this.afterVerdict(call, request, meta, pending)
+  }
+
+  /** Steps 6–10 once the permission stage has answered. */
+  private afterVerdict(call: CallRecord, request: ToolCallRequest, meta: ToolResultMeta, verdict: PermissionVerdict): ToolResult | Promise<ToolResult> {
+    if (verdict.decision !== 'allow') return this.finish(call, this.denied(verdict, meta, call))
+    if (hasListeners(this.host.lifecycle, 'chatluna/tool-before')) return this.beforeHooks(call, request, meta, verdict)
+    return this.run(call, request, meta, verdict)
+  }
+
+  /** Step 6: before-hooks; changed arguments are validated and authorised again. Then steps 7–10. */
+  private async beforeHooks(call: CallRecord, request: ToolCallRequest, meta: ToolResultMeta, verdict: PermissionVerdict): Promise<ToolResult> {
+    const authorized = snapshot(call.args)
+    const outcome = await runBeforeHooks(this.host.lifecycle, call, { timeout: this.host.hookTimeout(), signal: request.signal })
+    if (outcome.aborted) {
+      return this.finish(call, failure('aborted', { code: 'aborted', message: 'The call was aborted while a chatluna/tool-before hook was running.' }, meta, call.messages))
+    }
+    if (outcome.blocked) {
+      const { plugin, reason, error, timeout } = outcome.blocked
+      return this.finish(call, failure('denied', {
+        code: timeout ? 'hook-timeout' : error ? 'hook-error' : 'blocked-by-hook',
+        message: timeout
+          ? `A chatluna/tool-before hook of plugin ${plugin} did not answer within ${timeout} ms, so the call was blocked.`
+          : error
+            ? `A chatluna/tool-before hook of plugin ${plugin} failed, so the call was blocked: ${reason}`
+            : `A chatluna/tool-before hook of plugin ${plugin} blocked the call: ${reason}`,
+      }, meta, call.messages))
+    }
+    // The tool gets a plain copy of what the hooks left: getters, toJSON
+    // and references a hook kept cannot change it after the check.
+    let args: unknown
+    try {
+      args = structuredClone(call.args)
+    } catch (error) {
+      return this.finish(call, failure('invalid', {
+        code: 'invalid-arguments',
+        message: `A chatluna/tool-before hook left arguments that are not plain data: ${error?.message ?? error}`,
+      }, meta, call.messages))
+    }
+    if (snapshot(args) === authorized) {
+      call.args = args
+    } else {
+      const reparsed = parseArguments(args, (call.entry as RegisteredTool).schema)
+      if ('error' in reparsed) return this.finish(call, failure('invalid', reparsed.error, meta, call.messages))
+      call.args = reparsed.value
+      const pending = this.authorize(call)
+      verdict = pending instanceof Promise ? await pending : pending
+      if (verdict.decision !== 'allow') return this.finish(call, this.denied(verdict, meta, call))
+    }
+    return this.run(call, request, meta, verdict)
+  }
+
+  /** Step 7: runs the allowed call, then steps 8–10. */
+  private run(call: CallRecord, request: ToolCallRequest, meta: ToolResultMeta, verdict: PermissionVerdict): ToolResult | Promise<ToolResult> {
     if (verdict.approvedBy) meta.approvedBy = verdict.approvedBy
-
-    // 7. Run.
-    const traits = definition.traits ?? {}
+    const traits = call.entry.definition.traits ?? {}
     const running = runTool(call, {
       timeout: traits.timeout ?? this.host.timeout(),
       parallel: traits.parallel ?? effectOf(call) === 'read',
       lock: this.lock,
       outer: request.signal,
     })
-    const outcomeOfRun = running instanceof Promise ? await running : running
-    if (outcomeOfRun.ok === false) {
-      return finish(failure(outcomeOfRun.status, outcomeOfRun.error, meta, call.messages))
-    }
+    if (running instanceof Promise) return running.then((outcome) => this.normalize(call, meta, outcome))
+    return this.normalize(call, meta, running)
+  }
 
-    // 8. Normalise, and validate against the result schema.
-    const output = normalizeOutput(outcomeOfRun.value)
+  /** Step 8: the result record of a run, validated against the result schema; then steps 9–10. */
+  private normalize(call: CallRecord, meta: ToolResultMeta, outcome: RunOutcome): ToolResult | Promise<ToolResult> {
+    if (outcome.ok === false) return this.finish(call, failure(outcome.status, outcome.error, meta, call.messages))
+    const output = normalizeOutput(outcome.value)
     let status: ToolStatus = output.ok ? 'success' : 'error'
     let error = output.error ?? (output.ok ? undefined : { code: 'tool-error', message: 'The tool reported a failure.' })
-    if (output.ok && entry.resultSchema) {
-      const checked = entry.resultSchema.parse(outcomeOfRun.value)
+    const { resultSchema } = call.entry as RegisteredTool
+    if (output.ok && resultSchema) {
+      const checked = resultSchema.parse(outcome.value)
       if (checked.ok === false) {
         status = 'error'
         error = {
@@ -351,14 +342,24 @@ export class Pipeline {
         }
       }
     }
-    const result: ToolResult = {
+    return this.finish(call, {
       ok: status === 'success',
       status,
       content: status === 'success' || output.content.length ? output.content : [{ type: 'text', text: error.message }],
       meta: { ...output.meta, ...meta },
       messages: [...call.messages, ...output.messages],
       error,
-    }
-    return finish(result)
+    })
+  }
+
+  /** Steps 9–10: after-hooks, then oversized output to a file; nothing to wait for when neither applies. */
+  private finish(call: CallRecord, result: ToolResult): ToolResult | Promise<ToolResult> {
+    const { lifecycle, outputDir, maxOutputLength } = this.host
+    if (!hasListeners(lifecycle, 'chatluna/tool-after') && !needsSpool(result, maxOutputLength())) return result
+    return (async () => {
+      await runAfterHooks(lifecycle, call, result, { timeout: this.host.hookTimeout() })
+      await spoolOutput(result, outputDir, maxOutputLength())
+      return result
+    })()
   }
 }

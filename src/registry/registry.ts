@@ -37,9 +37,10 @@ export class ToolRegistry {
 
   /**
    * Adds a definition for the plugin whose context is `ctx` (named `plugin`
-   * in explanations and the console; default: that context's plugin name). Throws a
-   * `TypeError` for an illegal name or a definition without `run` or
-   * `forward`. Returns the entry; remove it with `remove(entry)`.
+   * in explanations and the console; default: that context's plugin name).
+   * Throws a `TypeError` for an illegal name, a definition without `run` or
+   * `forward`, a description that is not a string, or an unknown
+   * `options.source`. Returns the entry; remove it with `remove(entry)`.
    */
   add(ctx: Context, definition: ToolDefinition, options: DefineOptions = {}, plugin = pluginName(ctx)): RegisteredTool {
     assertToolName(definition?.name)

@@ -9,6 +9,7 @@ import { subjectOf } from '../permission/subject'
 
 /** The five visibility layers, in order (DESIGN.md "Visibility"). */
 export const visibilityLayers = ['filter', 'agent', 'scene', 'policy', 'owner'] as const
+/** One of the five layers: `filter`, `agent`, `scene`, `policy`, `owner`. */
 export type VisibilityLayer = typeof visibilityLayers[number]
 
 /**
@@ -40,11 +41,12 @@ export class VisibilityChain {
   /** The first layer that hides the tool in this scope, or undefined when it is visible. */
   firstFailure(entry: RegisteredTool, scope: ToolScope): LayerVerdict | undefined {
     for (const layer of visibilityLayers) {
-      const verdict = this.judge(layer, entry, scope)
-      if (!verdict.passed) return verdict
+      const verdict = this.failure(layer, entry, scope)
+      if (verdict) return verdict
     }
   }
 
+  /** Whether no layer hides the tool in this scope. */
   isVisible(entry: RegisteredTool, scope: ToolScope) {
     return !this.firstFailure(entry, scope)
   }
@@ -54,7 +56,13 @@ export class VisibilityChain {
     return visibilityLayers.map((layer) => this.judge(layer, entry, scope))
   }
 
+  /** One layer's verdict on a tool in a scope, passed or not. */
   judge(layer: VisibilityLayer, entry: RegisteredTool, scope: ToolScope): LayerVerdict {
+    return this.failure(layer, entry, scope) ?? { layer, passed: true }
+  }
+
+  /** One layer's verdict when it hides the tool; undefined when it lets it through. */
+  private failure(layer: VisibilityLayer, entry: RegisteredTool, scope: ToolScope): LayerVerdict | undefined {
     const name = entry.definition.name
     switch (layer) {
       case 'filter': {
@@ -68,21 +76,19 @@ export class VisibilityChain {
         } catch (error) {
           return { layer, passed: false, code: 'filter-error', params: { plugin: entry.plugin, error: String(error?.message ?? error) } }
         }
-        return { layer, passed: true }
+        return
       }
       case 'agent': {
         // A sub-agent's set, then each set it lies within (its callers'), innermost first.
-        const agents = [scope.agent ?? '', ...(scope.delegatedBy ?? []).slice().reverse()]
         let set = scope.tools
         for (let depth = 0; set && depth < 16; depth++, set = set.within) {
-          const agent = agents[depth] ?? agents[agents.length - 1]
           if (set.include?.length && !findMatch(set.include, name)) {
-            return { layer, passed: false, code: 'agent-not-included', params: { agent, patterns: set.include.join(', ') } }
+            return { layer, passed: false, code: 'agent-not-included', params: { agent: setOwner(scope, depth), patterns: set.include.join(', ') } }
           }
           const excluded = findMatch(set.exclude, name)
-          if (excluded) return { layer, passed: false, code: 'agent-excluded', params: { agent, pattern: excluded } }
+          if (excluded) return { layer, passed: false, code: 'agent-excluded', params: { agent: setOwner(scope, depth), pattern: excluded } }
         }
-        return { layer, passed: true }
+        return
       }
       case 'scene': {
         const rules = this.sources.scenes()
@@ -99,24 +105,35 @@ export class VisibilityChain {
             return { layer, passed: false, code: 'scene-not-allowed', params: { rule: sceneLabel(rule, index), patterns: rule.allow.join(', ') } }
           }
         }
-        return { layer, passed: true }
+        return
       }
       case 'policy': {
         const match = this.sources.policies.resolve(name)
         if (match?.policy === 'disabled') {
           return { layer, passed: false, code: 'policy-disabled', params: { pattern: match.pattern } }
         }
-        return { layer, passed: true }
+        return
       }
       case 'owner': {
         const owner = entry.definition.owner
         if (!this.sources.owners.isEnabled(owner)) {
           return { layer, passed: false, code: `owner-disabled`, params: { kind: owner.kind, id: owner.id } }
         }
-        return { layer, passed: true }
+        return
       }
     }
   }
+}
+
+/**
+ * The agent whose tool set lies `depth` sets out from the scope's own
+ * (`scope.tools` is depth 0, its `within` depth 1, …): the acting agent,
+ * then the agents that delegated to it, innermost first; past the known
+ * agents, the outermost one.
+ */
+function setOwner(scope: ToolScope, depth: number): string {
+  const agents = [scope.agent ?? '', ...(scope.delegatedBy ?? []).slice().reverse()]
+  return agents[depth] ?? agents[agents.length - 1]
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Dict, Schema } from 'koishi'
 import { configSection } from '../locales'
 import { SceneRule } from './scene'
-import { ToolPolicy } from '../permission/policy'
+import { ToolPolicy, toolPolicies } from '../permission/policy'
 
 /** Options of the visibility chain (DESIGN.md "Visibility"). */
 export interface VisibilityConfig {
@@ -13,5 +13,5 @@ export interface VisibilityConfig {
 
 export const VisibilityConfig: Schema<VisibilityConfig> = configSection('visibility', Schema.object({
   scenes: Schema.array(SceneRule).default([]),
-  policies: Schema.dict(Schema.union(['auto', 'approval', 'disabled'])).default({}),
+  policies: Schema.dict(Schema.union(toolPolicies)).default({}),
 }))

@@ -13,6 +13,7 @@ export class OwnerStates {
     return `${owner.kind}:${owner.id}`
   }
 
+  /** Whether an owner's tools may be shown (layer 5); a tool without an owner always may. */
   isEnabled(owner: ToolOwner | undefined) {
     return !owner || !this.disabled.has(OwnerStates.key(owner))
   }

@@ -1,8 +1,21 @@
 import { compileGlob } from './glob'
 
-const cache = new Map<string, (name: string) => boolean>()
-/** Compiled patterns kept; the cache is cleared beyond this many (patterns come from config and rules). */
+type Matcher = (text: string) => boolean
+
+/** Compiled patterns by glob mode; each map is cleared beyond {@link maxCached} (patterns come from config and rules). */
+const caches = { path: new Map<string, Matcher>(), text: new Map<string, Matcher>() }
 const maxCached = 4096
+
+function compiled(pattern: string, mode: 'path' | 'text'): Matcher {
+  const cache = caches[mode]
+  let matcher = cache.get(pattern)
+  if (!matcher) {
+    if (cache.size >= maxCached) cache.clear()
+    matcher = compileGlob(pattern, { mode })
+    cache.set(pattern, matcher)
+  }
+  return matcher
+}
 
 /**
  * Whether a name (a tool, an action, a path) matches a glob such as
@@ -11,13 +24,16 @@ const maxCached = 4096
  * by pattern.
  */
 export function matchName(pattern: string, name: string) {
-  let matcher = cache.get(pattern)
-  if (!matcher) {
-    if (cache.size >= maxCached) cache.clear()
-    matcher = compileGlob(pattern)
-    cache.set(pattern, matcher)
-  }
-  return matcher(name)
+  return compiled(pattern, 'path')(name)
+}
+
+/**
+ * Whether a text that is not a path (a command line) matches a glob: `*`
+ * matches any characters, `/` and `..` included ({@link compileGlob}, text
+ * mode; linear in the text). Compiled matchers are cached by pattern.
+ */
+export function matchText(pattern: string, text: string) {
+  return compiled(pattern, 'text')(text)
 }
 
 /** The first pattern of `patterns` that matches `name`, or undefined. */

@@ -1,6 +1,6 @@
 import { Schema } from 'koishi'
-import { ToolScope } from '../types'
-import type { PermissionMode } from '../permission/modes'
+import type { PermissionSubject } from '../permission/subject'
+import { PermissionMode, permissionModes } from '../permission/modes'
 
 /**
  * A scene rule from the config (visibility layer 3): where it applies and
@@ -33,16 +33,20 @@ export const SceneRule: Schema<SceneRule> = Schema.object({
   kind: Schema.union(['any', 'private', 'group']).default('any'),
   allow: Schema.array(String).role('table').default([]),
   deny: Schema.array(String).role('table').default([]),
-  mode: Schema.union(['read-only', 'files', 'auto', 'allow'] as const),
+  mode: Schema.union(permissionModes),
 })
 
-/** Whether a scene rule applies to a scope. */
-export function sceneMatches(rule: SceneRule, scope: ToolScope) {
-  if (rule.platform && rule.platform !== scope.platform) return false
-  if (rule.guildId && rule.guildId !== scope.guildId) return false
-  if (rule.channelId && rule.channelId !== scope.channelId) return false
-  if (rule.kind === 'private' && !scope.private) return false
-  if (rule.kind === 'group' && scope.private) return false
+/**
+ * Whether a scene rule applies to a place: a permission subject
+ * (`subjectOf(scope)`), whose fields already fall back to the scope's
+ * session — a raw scope without them would miss rules for its session.
+ */
+export function sceneMatches(rule: SceneRule, place: Pick<PermissionSubject, 'platform' | 'guildId' | 'channelId' | 'private'>) {
+  if (rule.platform && rule.platform !== place.platform) return false
+  if (rule.guildId && rule.guildId !== place.guildId) return false
+  if (rule.channelId && rule.channelId !== place.channelId) return false
+  if (rule.kind === 'private' && !place.private) return false
+  if (rule.kind === 'group' && place.private) return false
   return true
 }
 
