@@ -12,7 +12,8 @@ import { join } from 'path'
 import { App, Schema } from 'koishi'
 import { tool } from '@langchain/core/tools'
 import { z } from 'zod'
-import * as tools from '../src'
+// The build in lib/ (npm run build:lib runs first; see bench/register.js).
+import * as tools from '../lib'
 
 const iterations = Number(process.argv[process.argv.indexOf('--iterations') + 1]) || 20000
 const warmup = Math.min(2000, iterations / 5)
