@@ -181,6 +181,11 @@ export interface ToolError {
    * `chatluna-tools.permission.<code>` (action, target, mode, level, …).
    */
   params?: Dict
+  /**
+   * The error as a locale text for chat users (`ctx.tools.reply`);
+   * `message` stays the English sentence a model reads.
+   */
+  text?: ToolReasonText
 }
 
 /** One problem with an argument: where, what was expected, what came. */

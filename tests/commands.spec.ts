@@ -58,9 +58,17 @@ for (const locale of ['en-US', 'zh-CN'] as const) {
     it('tools.call reports failures with a localized status', async () => {
       const client = test.app.mock.client('admin')
       const [reply] = await client.receive('tools.call read {"path": "READ')
-      expect(reply.startsWith(en ? '[invalid call] Error [invalid-json]:' : '[调用无效] Error [invalid-json]:')).to.equal(true)
+      expect(reply.startsWith(en ? '[invalid call] The arguments are not valid JSON: ' : '[调用无效] 参数不是有效的 JSON：')).to.equal(true)
       const [outside] = await client.receive('tools.call read {"path":"../koishi.yml"}')
-      expect(outside.startsWith(en ? '[denied] Error [outside-workdir]:' : '[已拒绝] Error [outside-workdir]:')).to.equal(true)
+      expect(outside).to.equal(en
+        ? '[denied] The path "../koishi.yml" is outside the work directory (through "..", an absolute path or a symbolic link). Use a path inside it.'
+        : '[已拒绝] 路径“../koishi.yml”在工作目录之外（经由 ..、绝对路径或符号链接）。请使用工作目录内的路径。')
+      expect(await client.receive('tools.call read {"path":7}')).to.deep.equal([en
+        ? '[invalid call] The arguments do not match the tool\'s schema: path: string ≠ number 7'
+        : '[调用无效] 参数与工具的参数定义不符：path: string ≠ number 7'])
+      expect(await client.receive('tools.call raed {"path":"notes.txt"}')).to.deep.equal([en
+        ? '[invalid call] There is no tool named "raed". Did you mean: read, bash, edit, write, skill?'
+        : '[调用无效] 没有名为“raed”的工具。你是否想用：read, bash, edit, write, skill？'])
     })
 
     it('tools.call uses the tool render when present', async () => {

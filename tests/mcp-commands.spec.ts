@@ -94,8 +94,8 @@ for (const locale of ['en-US', 'zh-CN'] as const) {
         : 'MCP 服务器 everything 已停用：其 13 个工具已隐藏，连接已断开。在插件重启之前，此设置优先于配置。')
       const [call] = await client.receive('tools.call mcp__everything__echo {"message":"hi"}')
       expect(call).to.equal(en
-        ? '[denied] Error [not-available]: The tool "mcp__everything__echo" is not available in this conversation.\nHint: Use only the tools you were given.'
-        : '[已拒绝] Error [not-available]: The tool "mcp__everything__echo" is not available in this conversation.\nHint: Use only the tools you were given.')
+        ? '[denied] The tool "mcp__everything__echo" is not available in this conversation.'
+        : '[已拒绝] 工具“mcp__everything__echo”在当前会话中不可用。')
       const [info] = await client.receive('tools.info mcp__everything__echo')
       expect(info).to.include(en ? 'The MCP server "everything" that provides this tool is disabled.' : 'everything')
       const [enabled] = await client.receive('tools.mcp.enable everything')

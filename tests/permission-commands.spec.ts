@@ -90,7 +90,9 @@ for (const locale of ['en-US', 'zh-CN'] as const) {
         ? 'Tool policies (most specific pattern wins; stored ones take precedence over the config):\npeek → disabled (stored)\nsh* → approval (stored)'
         : '工具策略（最具体的模式优先；已保存的策略优先于配置）：\npeek → disabled（已保存）\nsh* → approval（已保存）'])
       expect((await client('member').receive('tools'))[0]).not.to.contain('peek')
-      expect((await client('member').receive(callText('peek', {})))[0]).to.contain('not-available')
+      expect(await client('member').receive(callText('peek', {}))).to.deep.equal([en
+        ? '[denied] The tool "peek" is not available in this conversation.'
+        : '[已拒绝] 工具“peek”在当前会话中不可用。'])
       expect(await mod.receive('tools.policy -r peek')).to.deep.equal([en ? 'Stored policy of "peek" removed.' : '已删除 "peek" 保存的策略。'])
       expect(await client('member').receive(callText('peek', {}))).to.deep.equal(['peeked'])
     })

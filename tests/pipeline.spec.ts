@@ -61,7 +61,11 @@ describe('pipeline', () => {
       })
       const result = await test.app.tools.call({ name: 'reference' })
       expect(result).to.include({ ok: false, status: 'error' })
-      expect(result.error).to.deep.equal({ code: 'run-error', message: 'ReferenceError: missingVariable is not defined' })
+      expect(result.error).to.deep.equal({
+        code: 'run-error',
+        message: 'ReferenceError: missingVariable is not defined',
+        text: { path: 'chatluna-tools.error.run-error', params: { error: 'ReferenceError: missingVariable is not defined' } },
+      })
       expect((await test.app.tools.call({ name: 'broken' })).error.message).to.match(/^TypeError: .*undefinedFunction is not a function/)
       expect((await test.app.tools.call({ name: 'read', args: { path: 'notes.txt' } })).ok).to.equal(true)
     })

@@ -16,7 +16,11 @@ export async function guarded(guard: PathGuard, path: string, options: { write?:
     return await guard.resolve(path, options)
   } catch (error) {
     if (error instanceof PathGuardError) {
-      throw new ToolRunError(error.code, error.message, { status: 'denied', hint: 'Use a path inside the workspace, relative to it.' })
+      throw new ToolRunError(error.code, error.message, {
+        status: 'denied',
+        hint: 'Use a path inside the workspace, relative to it.',
+        text: { path: `chatluna-tools.path.${error.code}`, params: { path: error.path } },
+      })
     }
     throw error
   }

@@ -2,7 +2,7 @@ import { h, Session } from 'koishi'
 import type { ToolService } from '../service'
 import { ToolResult } from '../types'
 import { formatForModel } from '../pipeline/result'
-import { permissionText } from '../permission/texts'
+import { displayParams, permissionText } from '../permission/texts'
 
 /**
  * The chat reply for a result, in the session's language: the tool's
@@ -32,6 +32,11 @@ export function renderReply(tools: ToolService, session: Session | undefined, re
   const params = result.error?.params
   if (params) {
     return session.text('commands.tools.call.messages.failed', { status, text: permissionText(tools.app, session, result.error.code, params) })
+  }
+  // Errors with a locale text (pipeline errors, refused paths) are said in the user's language too.
+  const localized = result.error?.text
+  if (localized) {
+    return session.text('commands.tools.call.messages.failed', { status, text: session.text(localized.path, displayParams(localized.params ?? {})) })
   }
   return session.text('commands.tools.call.messages.failed', { status, text })
 }

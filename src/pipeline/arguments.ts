@@ -49,6 +49,10 @@ function invalidArguments(issues: ArgumentIssue[]): { error: ToolError } {
       message: `The arguments do not match the tool's schema: ${issues.map((issue) => issue.message).join('; ')}`,
       hint: 'Fix the listed fields and call the tool again.',
       issues,
+      text: {
+        path: 'chatluna-tools.error.invalid-arguments',
+        params: { issues: issues.map((issue) => `${issue.path || '(arguments)'}: ${issue.expected} ≠ ${issue.got}`).join('; ') },
+      },
     },
   }
 }
@@ -75,6 +79,7 @@ export function parseArguments(raw: unknown, schema: ArgumentSchema): { value: u
             code: 'invalid-json',
             message: `The arguments are not valid JSON: ${error.message}`,
             hint: 'Send the arguments as one complete JSON object.',
+            text: { path: 'chatluna-tools.error.invalid-json', params: { error: error.message } },
           },
         }
       }

@@ -1,9 +1,10 @@
-import { ArgumentIssue, ToolStatus } from '../types'
+import { ArgumentIssue, ToolReasonText, ToolStatus } from '../types'
 
 /**
  * An error a tool throws on purpose to return a structured failure: the
- * pipeline keeps `code`, `message` and `hint`, and uses `status`
- * (default `error`; e.g. `denied` for a refused path).
+ * pipeline keeps `code`, `message`, `hint` and `text` (the locale text
+ * chat users see, {@link ToolReasonText}), and uses `status` (default
+ * `error`; e.g. `denied` for a refused path).
  */
 export class ToolRunError extends Error {
   name = 'ToolRunError'
@@ -11,7 +12,7 @@ export class ToolRunError extends Error {
   constructor(
     public code: string,
     message: string,
-    public options: { status?: ToolStatus; hint?: string; issues?: ArgumentIssue[] } = {},
+    public options: { status?: ToolStatus; hint?: string; issues?: ArgumentIssue[]; text?: ToolReasonText } = {},
   ) {
     super(message)
   }

@@ -143,6 +143,10 @@ export class Pipeline {
         code: 'unknown-tool',
         message: requested ? `There is no tool named "${requested}".` : 'The tool call has no tool name.',
         hint: close.length ? `Call one of the available tools, e.g. ${close.join(', ')}.` : 'No tools are available here.',
+        text: {
+          path: `chatluna-tools.error.${requested ? 'unknown-tool' : 'no-tool-name'}${close.length ? '' : '-none'}`,
+          params: { name: requested, names: close.join(', ') },
+        },
       }, this.meta(request))]
     }
     const meta = this.meta(request, entry)
@@ -162,6 +166,7 @@ export class Pipeline {
           ? `The tool "${from}" forwards to "${name}", which is not available in this conversation.`
           : `The tool "${name}" is not available in this conversation.`,
         hint: 'Use only the tools you were given.',
+        text: { path: `chatluna-tools.error.${from ? 'forward-not-available' : 'not-available'}`, params: { name, from } },
       }, meta), entry]
     }
 
@@ -273,7 +278,11 @@ export class Pipeline {
     const authorized = snapshot(call.args)
     const outcome = await runBeforeHooks(this.host.lifecycle, call, { timeout: this.host.hookTimeout(), signal: request.signal })
     if (outcome.aborted) {
-      return this.finish(call, failure('aborted', { code: 'aborted', message: 'The call was aborted while a chatluna/tool-before hook was running.' }, meta, call.messages))
+      return this.finish(call, failure('aborted', {
+        code: 'aborted',
+        message: 'The call was aborted while a chatluna/tool-before hook was running.',
+        text: { path: 'chatluna-tools.error.aborted' },
+      }, meta, call.messages))
     }
     if (outcome.blocked) {
       const { plugin, reason, error, timeout } = outcome.blocked
@@ -284,6 +293,7 @@ export class Pipeline {
           : error
             ? `A chatluna/tool-before hook of plugin ${plugin} failed, so the call was blocked: ${reason}`
             : `A chatluna/tool-before hook of plugin ${plugin} blocked the call: ${reason}`,
+        text: { path: `chatluna-tools.error.${timeout ? 'hook-timeout' : error ? 'hook-error' : 'blocked-by-hook'}`, params: { plugin, reason, timeout } },
       }, meta, call.messages))
     }
     // The tool gets a plain copy of what the hooks left: getters, toJSON

@@ -1,3 +1,4 @@
+import { Dict } from 'koishi'
 import { ToolError, ToolStatus } from '../types'
 import { ToolRunError } from './errors'
 import { SerialLock } from './serial'
@@ -5,7 +6,7 @@ import { CallRecord, LazyAbort } from './call'
 
 /** Why a run ended without a value. */
 export class RunInterrupted extends Error {
-  constructor(public status: 'timeout' | 'aborted', message: string) {
+  constructor(public status: 'timeout' | 'aborted', message: string, public params: Dict = {}) {
     super(message)
   }
 }
@@ -65,7 +66,7 @@ async function settle(call: CallRecord, options: RunOptions, abort: LazyAbort, s
     const interrupted = new Promise<never>((_, reject) => abort.onAbort = reject)
     if (Number.isFinite(timeout) && timeout > 0) {
       timer = setTimeout(() => {
-        abort.abort(new RunInterrupted('timeout', `the tool did not finish within ${timeout} ms`))
+        abort.abort(new RunInterrupted('timeout', `the tool did not finish within ${timeout} ms`, { timeout }))
       }, timeout)
     }
     const value = await Promise.race([returned, interrupted])
@@ -99,6 +100,7 @@ function describeRunError(error: any, abort: LazyAbort): { status: ToolStatus; e
         code: reason.status,
         message: reason.message,
         ...reason.status === 'timeout' && { hint: 'Try a smaller task, or ask for less output.' },
+        text: { path: `chatluna-tools.error.${reason.status}`, params: reason.params },
       },
     }
   }
@@ -110,12 +112,17 @@ function describeRunError(error: any, abort: LazyAbort): { status: ToolStatus; e
         message: error.message,
         ...error.options.hint && { hint: error.options.hint },
         ...error.options.issues && { issues: error.options.issues },
+        ...error.options.text && { text: error.options.text },
       },
     }
   }
   const name = error?.name && error.name !== 'Error' ? `${error.name}: ` : ''
   return {
     status: 'error',
-    error: { code: 'run-error', message: `${name}${error?.message ?? String(error)}` },
+    error: {
+      code: 'run-error',
+      message: `${name}${error?.message ?? String(error)}`,
+      text: { path: 'chatluna-tools.error.run-error', params: { error: `${name}${error?.message ?? String(error)}` } },
+    },
   }
 }
