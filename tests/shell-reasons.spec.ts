@@ -236,15 +236,17 @@ for (const locale of ['zh-CN', 'en-US'] as const) {
       const [prompt, result] = await replies
       expect(prompt).to.equal(en ? [
         `Approval needed #${id}: mod (authority 4) wants to run the tool bash.`,
-        'Action: exec:eval',
+        'Action: exec:eval, exec:ls',
         'Target: eval "ls"',
+        'Parts: eval "ls" (asks) · ls (asks)',
         'Risk: none',
         'Why: The tool wants a person to confirm "exec:eval". eval runs a string as shell code.',
         `Approve: tools.approve ${id} [once|turn|session|always] · refuse: tools.deny ${id} [reject|never] · expires in 120 s.`,
       ].join('\n') : [
         `需要审批 #${id}：mod（权限等级 4）想要运行工具 bash。`,
-        '动作：exec:eval',
+        '动作：exec:eval, exec:ls',
         '目标：eval "ls"',
+        '各部分：eval "ls"（需审批） · ls（需审批）',
         '风险：无',
         '原因：工具要求由人确认 "exec:eval"。eval 会把字符串当作 shell 代码运行。',
         `批准：tools.approve ${id} [once|turn|session|always] · 拒绝：tools.deny ${id} [reject|never] · 120 秒后过期。`,
@@ -277,6 +279,29 @@ for (const locale of ['zh-CN', 'en-US'] as const) {
       const rest = withoutCommand(prompt, command)
       if (en) expect(rest).not.to.match(chinese)
       else expect(rest).not.to.match(englishWords)
+    })
+
+    it('report: a compound line asks with the whole line and every part, and tools.pending lists the whole line', async () => {
+      await test.app.tools.permissions.rules.add({ effect: 'allow', action: 'exec:ls' })
+      const command = 'ls | head -n 2 && touch made-by-bash.txt'
+      const asked = nextApproval(test.app)
+      const replies = client('mod').receive(callText('bash', { command }))
+      const { id } = await asked
+      const [pending] = await client('admin').receive('tools.pending')
+      expect(pending.split('\n')[1]).to.match(new RegExp(`^#${id} · bash · exec:head, exec:touch ls \\| head -n 2 && touch made-by-bash\\.txt · `))
+      await client('admin').receive(`tools.approve ${id}`)
+      const [prompt, result] = await replies
+      expect(prompt.split('\n').slice(1, 4)).to.deep.equal(en ? [
+        'Action: exec:head, exec:touch',
+        `Target: ${command}`,
+        'Parts: ls (allowed) · head -n 2 (asks) · touch made-by-bash.txt (asks)',
+      ] : [
+        '动作：exec:head, exec:touch',
+        `目标：${command}`,
+        '各部分：ls（允许） · head -n 2（需审批） · touch made-by-bash.txt（需审批）',
+      ])
+      expect(result).to.match(/\[exit code 0/)
+      expect(readFileSync(join(test.baseDir, 'workspace/made-by-bash.txt'), 'utf8')).to.equal('')
     })
 
     it('a command inside the workspace keeps risk none', async () => {

@@ -6,7 +6,7 @@ import { isPermissionMode, modeDefault } from '../permission/modes'
 import { ToolPolicy } from '../permission/policy'
 import { parseLevelRange, PermissionInputError, PermissionRule, RuleInput } from '../permission/rules'
 import { sessionAuthority, subjectLabel } from '../permission/subject'
-import { displayParams, say } from '../permission/texts'
+import { approvalSubject, displayParams, say } from '../permission/texts'
 
 /** A command text as plain text (Koishi renders texts as message elements, `&lt;` for `<`). */
 const t = (session: Session, path: string, params: Dict = {}) => h.unescape(session.text(path, params))
@@ -229,6 +229,7 @@ export function applyPermissionCommands(ctx: Context, config: PermissionConfig) 
       const now = Date.now()
       return [t(session, '.header', { count: approvals.length }), ...approvals.map((approval) => say(ctx, session, 'approval.line', displayParams({
         ...approval.params,
+        ...approvalSubject(approval),
         id: approval.id,
         tool: approval.tool,
         risk: say(ctx, session, `risk.${approval.risk || 'none'}`),

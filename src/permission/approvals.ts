@@ -2,7 +2,7 @@ import { Context, Dict, h, Logger, Session } from 'koishi'
 import { ToolAction, ToolCall, ToolRisk } from '../types'
 import { emitEvent, Lifecycle } from '../pipeline/hooks'
 import { targetText } from './action'
-import { PermissionDecision } from './decision'
+import { Decision, PermissionDecision } from './decision'
 import { PermissionVerdict } from './gate'
 import { shortId } from './ids'
 import { RuleStore } from './rule-store'
@@ -46,6 +46,12 @@ export interface Approval {
   critical: boolean
   requester: PermissionSubject
   requesterName: string
+  /**
+   * Every part of a compound action (e.g. each command of a shell line)
+   * with its own decision, so a prompt shows the whole line and not only
+   * the part that asks; one entry for a simple action.
+   */
+  parts: ApprovalPart[]
   /** Why a human is asked: the decision's code, reason and text parameters. */
   code: string
   reason: string
@@ -58,6 +64,13 @@ export interface Approval {
   answer?: ApprovalAnswer
   /** `platform:userId` of whoever answered. */
   approver?: string
+}
+
+/** One part of an approval's action: its name, its target as text, and how it was decided. */
+export interface ApprovalPart {
+  action: string
+  target: string
+  decision: Decision
 }
 
 /** What `answer` reports; `message` is in the approver's language. */
@@ -148,6 +161,7 @@ export class ApprovalManager {
       action: call.action,
       risk: decision.risk,
       critical: decision.parts.some((part) => part.part.risk === 'critical'),
+      parts: decision.parts.map(({ part, decision }) => ({ action: part.name, target: targetText(part.target), decision })),
       requester: subject,
       requesterName: session?.username || subject.userId || 'anonymous',
       code: decision.code,

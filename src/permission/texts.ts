@@ -1,5 +1,6 @@
 import { Context, Dict, h, Session } from 'koishi'
 import type { Approval } from './approvals'
+import { targetText } from './action'
 import type { ToolReasonText } from '../types'
 
 /** A duration in ms as seconds for people: whole seconds, or one decimal below 10 s (`0.2`). */
@@ -103,6 +104,7 @@ export function permissionText(ctx: Context, audience: Audience, code: string, p
 export function approvalPrompt(ctx: Context, audience: Audience, approval: Approval, timeout: number): string {
   const params: Dict = displayParams({
     ...approval.params,
+    ...approvalSubject(approval),
     id: approval.id,
     tool: approval.tool,
     requester: approval.requesterName,
@@ -114,11 +116,35 @@ export function approvalPrompt(ctx: Context, audience: Audience, approval: Appro
     say(ctx, audience, 'approval.prompt.action', params),
   ]
   if (params.target) lines.push(say(ctx, audience, 'approval.prompt.target', params))
+  if (approval.parts.length > 1) {
+    const parts = approval.parts.map((part) => say(ctx, audience, 'approval.prompt.part', {
+      target: oneLine(part.target, 200),
+      decision: say(ctx, audience, `decision.${part.decision}`),
+    }))
+    lines.push(say(ctx, audience, 'approval.prompt.parts', { parts: parts.join(' · ') }))
+  }
   lines.push(say(ctx, audience, 'approval.prompt.risk', { risk: say(ctx, audience, `risk.${approval.risk || 'none'}`) }))
   lines.push(say(ctx, audience, 'approval.prompt.why', { why: approvalWhy(ctx, audience, approval) }))
   if (approval.critical) lines.push(say(ctx, audience, 'approval.prompt.critical'))
   lines.push(say(ctx, audience, 'approval.prompt.answer', params))
   return lines.join('\n')
+}
+
+/**
+ * What an approval is about, for prompts and lists: `{ action, target }`.
+ * A compound action (a shell line of several commands) shows the whole
+ * target and the names of the parts that ask, so approving never runs
+ * more than the prompt showed; a simple action keeps its decision's own
+ * action and target.
+ */
+export function approvalSubject(approval: Approval): { action?: string; target?: string } {
+  if (approval.parts.length <= 1) return {}
+  const asking = [...new Set(approval.parts.filter((part) => part.decision === 'ask').map((part) => part.action))]
+  const target = targetText(approval.action?.target)
+  return {
+    ...asking.length && { action: asking.join(', ') },
+    ...target && { target },
+  }
 }
 
 /** The decision's sentence, then the localized reasons of the action and its parts that it does not say yet. */
