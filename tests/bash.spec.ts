@@ -49,8 +49,8 @@ describe('builtin bash', function () {
   }
   afterEach(() => test?.dispose())
 
-  const bash = (command: string, extra: Dict = {}, onProgress?: (event: ToolProgress) => void) =>
-    test.app.tools.call({ name: 'bash', args: { command, ...extra }, scope: { authority: 5 }, onProgress, signal: extra.signal })
+  const bash = (command: string, { signal, ...extra }: Dict = {}, onProgress?: (event: ToolProgress) => void) =>
+    test.app.tools.call({ name: 'bash', args: { command, ...extra }, scope: { authority: 5 }, onProgress, signal })
 
   describe('inputs from public reports', () => {
     for (const [line, allow] of chmodBypasses) {

@@ -64,8 +64,12 @@ for (const locale of ['en-US', 'zh-CN'] as const) {
         ? '[denied] The path "../koishi.yml" is outside the work directory (through "..", an absolute path or a symbolic link). Use a path inside it.'
         : '[已拒绝] 路径“../koishi.yml”在工作目录之外（经由 ..、绝对路径或符号链接）。请使用工作目录内的路径。')
       expect(await client.receive('tools.call read {"path":7}')).to.deep.equal([en
-        ? '[invalid call] The arguments do not match the tool\'s schema: path: string ≠ number 7'
-        : '[调用无效] 参数与工具的参数定义不符：path: string ≠ number 7'])
+        ? '[invalid call] The arguments do not match the tool\'s schema: path: expected string, got number 7'
+        : '[调用无效] 参数与工具的参数定义不符：path：应为 string，实际为 number 7'])
+      const [unknown] = await client.receive('tools.call read {"path":"notes.txt","offset":5}')
+      expect(unknown).to.match(en
+        ? /^\[invalid call\] The arguments do not match the tool's schema: offset: expected one of the properties operation, path, .*, got an unknown property$/
+        : /^\[调用无效\] 参数与工具的参数定义不符：offset：应为 one of the properties operation, path, .*，实际为 an unknown property$/)
       expect(await client.receive('tools.call raed {"path":"notes.txt"}')).to.deep.equal([en
         ? '[invalid call] There is no tool named "raed". Did you mean: read, bash, edit, write, skill?'
         : '[调用无效] 没有名为“raed”的工具。你是否想用：read, bash, edit, write, skill？'])

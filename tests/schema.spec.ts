@@ -268,10 +268,17 @@ describe('schema/validate', () => {
     ])
   })
 
-  it('keeps unknown properties, as Schemastery objects do', () => {
-    expect(args({ path: 'a', extra: 1 } as any)).to.have.property('extra', 1)
-    const result = tool.parse({ path: 'a', extra: 1 })
-    expect(result.ok && result.value.extra).to.equal(1)
+  it('reports a property the object does not have, naming the known ones, instead of ignoring it', () => {
+    expect(tool.properties).to.include('path')
+    const result = tool.parse({ path: 'a', offset: 5, limit: 3 })
+    expect(result.ok).to.equal(false)
+    expect(result.issues.map((issue) => [issue.path, issue.got])).to.deep.equal([['offset', 'an unknown property']])
+    expect(result.issues[0].message).to.equal(`"offset" is not a property of this tool (it takes: ${tool.properties.join(', ')})`)
+  })
+
+  it('lets any key through a dict or a raw JSON Schema without additionalProperties', () => {
+    expect(ArgumentSchema.from({ args: Schema.dict(Schema.number()) }).parse({ anything: 1 }).ok).to.equal(true)
+    expect(ArgumentSchema.from({ parameters: { type: 'object', properties: { a: { type: 'string' } } } }).parse({ b: 1 }).ok).to.equal(true)
   })
 
   it('accepts null for optional fields, as Schemastery does (null counts as missing)', () => {

@@ -1,6 +1,6 @@
 import { h, Session } from 'koishi'
 import type { ToolService } from '../service'
-import { ToolResult } from '../types'
+import { ArgumentIssue, ToolResult } from '../types'
 import { formatForModel } from '../pipeline/result'
 import { displayParams, permissionText } from '../permission/texts'
 
@@ -36,7 +36,16 @@ export function renderReply(tools: ToolService, session: Session | undefined, re
   // Errors with a locale text (pipeline errors, refused paths) are said in the user's language too.
   const localized = result.error?.text
   if (localized) {
-    return session.text('commands.tools.call.messages.failed', { status, text: session.text(localized.path, displayParams(localized.params ?? {})) })
+    const params = { ...localized.params }
+    // Argument issues are one sentence each: `{path}: expected {expected}, got {got}`.
+    if (Array.isArray(params.issues)) {
+      params.issues = params.issues.map((issue: ArgumentIssue) => session.text('chatluna-tools.error.issue', displayParams({
+        path: issue.path || session.text('chatluna-tools.error.issue-root'),
+        expected: issue.expected,
+        got: issue.got,
+      }))).join('; ')
+    }
+    return session.text('commands.tools.call.messages.failed', { status, text: session.text(localized.path, displayParams(params)) })
   }
   return session.text('commands.tools.call.messages.failed', { status, text })
 }

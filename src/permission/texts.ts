@@ -53,7 +53,7 @@ export function oneLine(value: unknown, limit = 500): string {
 /** Text parameters with the values a caller or a model chose shown on one line each ({@link oneLine}). */
 export function displayParams(params: Dict): Dict {
   const result = { ...params }
-  for (const key of ['target', 'action', 'requester', 'tool', 'path', 'name', 'reason', 'error', 'issues']) {
+  for (const key of ['target', 'action', 'requester', 'tool', 'path', 'name', 'reason', 'error', 'issues', 'expected', 'got']) {
     if (typeof result[key] === 'string') result[key] = oneLine(result[key])
   }
   return result

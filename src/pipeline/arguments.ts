@@ -49,10 +49,8 @@ function invalidArguments(issues: ArgumentIssue[]): { error: ToolError } {
       message: `The arguments do not match the tool's schema: ${issues.map((issue) => issue.message).join('; ')}`,
       hint: 'Fix the listed fields and call the tool again.',
       issues,
-      text: {
-        path: 'chatluna-tools.error.invalid-arguments',
-        params: { issues: issues.map((issue) => `${issue.path || '(arguments)'}: ${issue.expected} ≠ ${issue.got}`).join('; ') },
-      },
+      // Each issue is said with `chatluna-tools.error.issue` when the reply is rendered.
+      text: { path: 'chatluna-tools.error.invalid-arguments', params: { issues } },
     },
   }
 }

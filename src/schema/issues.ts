@@ -57,6 +57,20 @@ export function mismatch(path: string, expected: string, value: unknown): Argume
   return { path, expected, got, message: `${where(path)} should be ${expected}, but got ${got}` }
 }
 
+/**
+ * An issue for a property the schema does not have (a model guessing a
+ * name, `offset` for `line_from`): its sentence names the known ones.
+ */
+export function unknownProperty(key: string, known: readonly string[]): ArgumentIssue {
+  const names = known.length ? known.join(', ') : 'none'
+  return {
+    path: key,
+    expected: `one of the properties ${names}`,
+    got: 'an unknown property',
+    message: `"${key}" is not a property of this tool (it takes: ${names})`,
+  }
+}
+
 /** An issue for a required property that is absent. */
 export function missing(parent: string, key: string): ArgumentIssue {
   const path = join(parent, key)

@@ -2,7 +2,7 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import { RE2JS } from 're2js'
 import { Schema } from 'koishi'
 import { ArgumentIssue, JSONSchema } from '../types'
-import { fromAjvErrors, fromSchemasteryError, mismatch } from './issues'
+import { fromAjvErrors, fromSchemasteryError, mismatch, unknownProperty } from './issues'
 import { isSchemastery, toJSONSchema } from './json-schema'
 
 /*
@@ -141,6 +141,13 @@ export class ArgumentSchema {
   readonly compileError?: string
   /** Whether the arguments must be an object (null/undefined then count as `{}`). */
   readonly isObject: boolean
+  /**
+   * The only top-level keys a Schemastery object schema takes (its
+   * `properties`), or undefined when any key may come (a dict, a union of
+   * objects, a raw JSON Schema, which keeps its own `additionalProperties`).
+   * Another key is an `invalid` issue, not silently ignored.
+   */
+  readonly properties?: readonly string[]
 
   private validate?: ValidateFunction
   private declarations = new Map<string, JSONSchema>()
@@ -157,6 +164,9 @@ export class ArgumentSchema {
         // Schemastery alone still validates below.
       }
       this.isObject = json.type === 'object'
+      if (this.isObject && json.properties && json.additionalProperties === undefined && !json.patternProperties) {
+        this.properties = Object.keys(json.properties)
+      }
       return
     }
     const raw = isPlainObject(parameters) ? parameters as JSONSchema : emptyObject
@@ -203,14 +213,20 @@ export class ArgumentSchema {
    * Validates arguments (already parsed from JSON; malformed JSON is the
    * pipeline's job). For an object schema, `undefined`/`null` count as `{}`
    * and any other non-object is one issue at `''` expecting `object`.
-   * Returns the value after Schemastery (defaults applied, transforms run,
-   * unknown keys kept as Schemastery keeps them) or the input as is for a
-   * raw JSON Schema. Schemastery may normalise nested values in place.
+   * A key a Schemastery object does not have is an issue
+   * ({@link ArgumentSchema.properties}). Returns the value after Schemastery
+   * (defaults applied, transforms run) or the input as is for a raw JSON
+   * Schema. Schemastery may normalise nested values in place.
    */
   parse(value: unknown): ParseResult {
     if (this.isObject) {
       if (value === undefined || value === null) value = {}
       else if (!isPlainObject(value)) return { ok: false, issues: [mismatch('', 'object', value)] }
+    }
+    if (this.properties) {
+      const known = this.properties
+      const unknown = Object.keys(value as object).filter((key) => !known.includes(key))
+      if (unknown.length) return { ok: false, issues: unknown.map((key) => unknownProperty(key, known)) }
     }
     const validate = this.validate
     // A missing non-object value (e.g. a result schema) is Schemastery's to judge.
