@@ -96,11 +96,13 @@ function prepareWorkspace() {
     'README.md': [
       '# Demo workspace',
       '',
-      'The built-in file tools of chatluna-tools (read, write, edit, bash) can only',
-      'reach files inside this folder. Try from the sandbox, with a user of',
-      'authority 3 or more:',
+      'The file tools of chatluna-tools (read, write, edit) can only reach files',
+      'inside this folder. bash starts here too, but a shell is not confined:',
+      'a command that reaches outside is asked as dangerous (see the README).',
+      'Try from the sandbox (reading works for every user; writing and bash',
+      'need authority 3 and an approval):',
       '',
-      '- read `notes.txt` (30 numbered lines; try an offset and a limit)',
+      '- read `notes.txt` (30 numbered lines; try `line_from` and `line_to`)',
       '- read `data/sample.json`',
       '- read `src/hello.py`',
       '- read `../koishi.yml` (outside the workspace: refused)',
@@ -270,16 +272,24 @@ function startKoishi() {
   }
   const groupAlive = () => !isWindows && signalGroup(0)
 
+  // A second signal from the user (Ctrl+C twice) a second after the first, or
+  // a shutdown longer than `shutdownGrace` ms, kills the group.
+  const shutdownGrace = 10000
   let stopping = 0
+  const kill = () => {
+    if (!groupAlive()) return
+    log('stopping Koishi forcefully ...')
+    signalGroup('SIGKILL')
+  }
   const onSignal = (signal) => {
     const now = Date.now()
     if (!stopping) {
       stopping = now
       log(`stopping Koishi (${signal}) ...`)
       signalGroup(signal)
+      setTimeout(kill, shutdownGrace).unref()
     } else if (now - stopping > 1000) {
-      log('stopping Koishi forcefully ...')
-      signalGroup('SIGKILL')
+      kill()
     }
   }
   process.on('SIGINT', onSignal)
@@ -291,7 +301,7 @@ function startKoishi() {
   // happens, so nothing keeps the port.
   const parent = process.ppid
   const watchParent = setInterval(() => {
-    if (process.ppid !== parent) onSignal('SIGTERM')
+    if (process.ppid !== parent && !stopping) onSignal('SIGTERM')
   }, 500)
   watchParent.unref()
   process.on('exit', () => {
