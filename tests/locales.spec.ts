@@ -2,6 +2,15 @@ import { expect } from 'chai'
 import { Dict, Schema } from 'koishi'
 import { Config } from '../src'
 import { localeIds, locales } from '../src/locales'
+import { readdirSync, readFileSync } from 'fs'
+import { join, resolve } from 'path'
+
+/** The text of every TypeScript file under `src/`. */
+function sources(dir = resolve(__dirname, '../src')): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => entry.isDirectory()
+    ? sources(join(dir, entry.name))
+    : entry.name.endsWith('.ts') ? [readFileSync(join(dir, entry.name), 'utf8')] : [])
+}
 
 function flatten(value: unknown, prefix = '', out: string[] = []) {
   if (value && typeof value === 'object' && !Array.isArray(value)) {
@@ -36,6 +45,20 @@ describe('locales', () => {
   it('zh-CN and en-US define the same keys', () => {
     const [first, ...rest] = localeIds.map((id) => flatten(locales[id]).sort())
     for (const keys of rest) expect(keys).to.deep.equal(first)
+  })
+
+  it('defines every chat text the sources name literally, and every tool error text', () => {
+    const keys = new Set(flatten(locales['en-US']))
+    const text = sources().join('\n')
+    const used = new Set<string>()
+    for (const [, key] of text.matchAll(/'(chatluna-tools\.[a-z0-9-]+(?:\.[a-z0-9-]+)+)'/g)) used.add(key)
+    for (const [, code] of text.matchAll(/toolErrorText\('([a-z0-9-]+)'/g)) used.add(`chatluna-tools.tool-error.${code}`)
+    const pathCodes = ['empty-path', 'nul-byte', 'too-long', 'outside-workdir', 'read-only', 'unresolvable']
+    for (const code of pathCodes) used.add(`chatluna-tools.path.${code}`)
+    for (const code of ['unknown-tool', 'unknown-tool-none', 'no-tool-name', 'no-tool-name-none', 'not-available', 'forward-not-available',
+      'timeout', 'aborted', 'hook-timeout', 'hook-error', 'blocked-by-hook']) used.add(`chatluna-tools.error.${code}`)
+    expect(used.size).to.be.greaterThan(30)
+    expect([...used].filter((key) => !keys.has(key))).to.deep.equal([])
   })
 
   it('every config field has a description in every locale', () => {

@@ -188,8 +188,17 @@ describe('skills', () => {
       expect(other).to.contain('# Writing a new skill')
       const [missing] = await client.receive('tools.call skill {"skill":"nope"}')
       expect(missing).to.equal(locale === 'en-US'
-        ? '[error] Error [unknown-skill]: There is no skill named "nope".\nHint: Available skills: todo-triage, write-a-skill.'
-        : '[出错] Error [unknown-skill]: There is no skill named "nope".\nHint: Available skills: todo-triage, write-a-skill.')
+        ? '[error] There is no skill named "nope". Available skills: todo-triage, write-a-skill.'
+        : '[出错] 没有名为“nope”的技能。可用的技能：todo-triage, write-a-skill。')
+      const [range] = await client.receive('tools.call read {"path":"skills/todo-triage/SKILL.md","line_from":9999}')
+      expect(range).to.match(locale === 'en-US'
+        ? /^\[invalid call\] The tool reports invalid-range: line_from \(9999\) is past the end of the file \(\d+ lines\)\.$/
+        : /^\[调用无效\] 工具报告错误（invalid-range）：line_from \(9999\) is past the end of the file \(\d+ lines\)\.$/)
+      await test.app.mock.initUser('owner', 5)
+      const [exists] = await test.app.mock.client('owner').receive('tools.call write {"path":"skills/todo-triage/SKILL.md","content":"x"}')
+      expect(exists).to.equal(locale === 'en-US'
+        ? '[error] "skills/todo-triage/SKILL.md" already exists: use operation overwrite or append to change it.'
+        : '[出错] “skills/todo-triage/SKILL.md”已存在：要修改它，请使用 overwrite 或 append 操作。')
     })
   }
 })

@@ -1,7 +1,7 @@
 import { join } from 'path'
 import { Schema } from 'koishi'
 import { ToolCall, ToolDefinition } from '../types'
-import { ToolRunError } from '../pipeline/errors'
+import { ToolRunError, toolErrorText } from '../pipeline/errors'
 import { BashConfig } from './config'
 import { commandParts, CommandRules, compileRules } from './shell/rules'
 import { normalizeWorkspace } from './shell/workspace'
@@ -130,11 +130,12 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
     },
     async run(args, call) {
       if (!args.command.trim()) {
-        throw new ToolRunError('empty-command', 'The command is empty.', { status: 'invalid' })
+        throw new ToolRunError('empty-command', 'The command is empty.', { status: 'invalid', text: toolErrorText('empty-command') })
       }
       if (!shellAvailable(runner.shellPath)) {
         throw new ToolRunError('shell-not-found', `The shell ${JSON.stringify(runner.shellPath)} cannot be run.`, {
           hint: 'The bot owner should check the bash.shellPath setting.',
+          text: toolErrorText('shell-not-found', { name: runner.shellPath }),
         })
       }
       const current = config()

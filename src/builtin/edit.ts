@@ -2,7 +2,7 @@ import { promises as fs } from 'fs'
 import { dirname } from 'path'
 import { Schema } from 'koishi'
 import { ToolCall, ToolDefinition } from '../types'
-import { ToolRunError } from '../pipeline/errors'
+import { ToolRunError, toolErrorText } from '../pipeline/errors'
 import { PathGuard } from './path-guard'
 import { EditConfig } from './config'
 import { atomicWrite } from './atomic'
@@ -70,7 +70,10 @@ export function createEditTool(guard: PathGuard, backups: BackupStore, config: (
   async function load(path: string) {
     const resolved = await guarded(guard, path, { write: true })
     if (!resolved.exists) {
-      throw new ToolRunError('not-found', `The file ${quote(path)} does not exist.`, { hint: 'Use the write tool to create a file.' })
+      throw new ToolRunError('not-found', `The file ${quote(path)} does not exist.`, {
+        hint: 'Use the write tool to create a file.',
+        text: toolErrorText('not-found', { path }),
+      })
     }
     const stat = await assertRegularFile(resolved, path)
     const { maxFileSize } = config()
@@ -78,7 +81,9 @@ export function createEditTool(guard: PathGuard, backups: BackupStore, config: (
       throw new ToolRunError('too-large', `${quote(path)} is ${formatSize(stat.size)}; files over ${formatSize(maxFileSize)} are not edited.`)
     }
     const raw = await fs.readFile(resolved.path)
-    if (isBinaryBuffer(raw)) throw new ToolRunError('binary-file', `${quote(path)} is a binary file; only text files can be edited.`)
+    if (isBinaryBuffer(raw)) {
+      throw new ToolRunError('binary-file', `${quote(path)} is a binary file; only text files can be edited.`, { text: toolErrorText('binary-file', { path }) })
+    }
     return { resolved, raw, mode: stat.mode & 0o7777 }
   }
 
@@ -136,11 +141,14 @@ export function createEditTool(guard: PathGuard, backups: BackupStore, config: (
     const path = requireField(args.path, 'path', 'restore')
     const resolved = await guarded(guard, path, { write: true })
     const entries = await backups.list(call.scope, resolved.path)
-    if (!entries.length) throw new ToolRunError('no-backup', `There is no backup of ${quote(path)} in this session.`)
+    if (!entries.length) {
+      throw new ToolRunError('no-backup', `There is no backup of ${quote(path)} in this session.`, { text: toolErrorText('no-backup', { path }) })
+    }
     const entry = args.backup ? entries.find((item) => item.id === args.backup) : entries[0]
     if (!entry) {
       throw new ToolRunError('no-backup', `There is no backup ${quote(args.backup)} of ${quote(path)}.`, {
         hint: `Backups of this file: ${entries.slice(0, 10).map((item) => item.id).join(', ')}.`,
+        text: toolErrorText('no-such-backup', { path, name: args.backup }),
       })
     }
     const content = await fs.readFile(entry.file)

@@ -1,6 +1,6 @@
 import { createReadStream, promises as fs } from 'fs'
 import { createInterface } from 'readline'
-import { ToolRunError } from '../pipeline/errors'
+import { ToolRunError, toolErrorText } from '../pipeline/errors'
 import { PathGuard, PathGuardError, ResolvedPath } from './path-guard'
 
 /** Bytes inspected to decide whether a file is binary. */
@@ -92,8 +92,11 @@ export function quote(text: string) {
 export async function assertRegularFile(resolved: ResolvedPath, given: string) {
   const stat = await fs.stat(resolved.path)
   if (stat.isDirectory()) {
-    throw new ToolRunError('is-directory', `${quote(given)} is a directory, not a file.`, { hint: 'Give the path of a file inside it.' })
+    throw new ToolRunError('is-directory', `${quote(given)} is a directory, not a file.`, {
+      hint: 'Give the path of a file inside it.',
+      text: toolErrorText('is-directory', { path: given }),
+    })
   }
-  if (!stat.isFile()) throw new ToolRunError('not-a-file', `${quote(given)} is not a regular file.`)
+  if (!stat.isFile()) throw new ToolRunError('not-a-file', `${quote(given)} is not a regular file.`, { text: toolErrorText('not-a-file', { path: given }) })
   return stat
 }

@@ -1,5 +1,5 @@
 import { promises as fs, Stats } from 'fs'
-import { ToolRunError } from '../pipeline/errors'
+import { ToolRunError, toolErrorText } from '../pipeline/errors'
 import { PathGuard } from './path-guard'
 import { ReadConfig } from './config'
 import { guarded, quote } from './files'
@@ -51,11 +51,17 @@ export async function listDirectory(guard: PathGuard, args: ListArgs & { path: s
   // The workspace itself is created on first use: until then it is empty.
   if (!resolved.exists && resolved.relative === '.') return `Directory ${quote(args.path)} is empty.`
   if (!resolved.exists) {
-    throw new ToolRunError('not-found', `${quote(args.path)} does not exist.`, { hint: 'Check the path; it is relative to the workspace ("." is the workspace itself).' })
+    throw new ToolRunError('not-found', `${quote(args.path)} does not exist.`, {
+      hint: 'Check the path; it is relative to the workspace ("." is the workspace itself).',
+      text: toolErrorText('not-found', { path: args.path }),
+    })
   }
   const stat = await fs.stat(resolved.path)
   if (!stat.isDirectory()) {
-    throw new ToolRunError('not-a-directory', `${quote(args.path)} is a file, not a directory.`, { hint: 'Use operation "file" to read it.' })
+    throw new ToolRunError('not-a-directory', `${quote(args.path)} is a file, not a directory.`, {
+      hint: 'Use operation "file" to read it.',
+      text: toolErrorText('not-a-directory', { path: args.path }),
+    })
   }
   const filter = globFilter(args.pattern)
   const entries: WalkEntry[] = []

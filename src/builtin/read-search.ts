@@ -1,6 +1,6 @@
 import { createReadStream, promises as fs } from 'fs'
 import { createInterface } from 'readline'
-import { ToolRunError } from '../pipeline/errors'
+import { ToolRunError, toolErrorText } from '../pipeline/errors'
 import { PathGuard } from './path-guard'
 import { ReadConfig } from './config'
 import { guarded, isBinaryFile, quote } from './files'
@@ -119,12 +119,17 @@ export async function searchFiles(guard: PathGuard, args: SearchArgs & { path: s
   // The workspace itself is created on first use: until then nothing matches.
   if (!resolved.exists && resolved.relative === '.') return `No matches for ${quote(args.query)} in ${quote(args.path)}.`
   if (!resolved.exists) {
-    throw new ToolRunError('not-found', `${quote(args.path)} does not exist.`, { hint: 'Check the path; it is relative to the workspace ("." is the workspace itself).' })
+    throw new ToolRunError('not-found', `${quote(args.path)} does not exist.`, {
+      hint: 'Check the path; it is relative to the workspace ("." is the workspace itself).',
+      text: toolErrorText('not-found', { path: args.path }),
+    })
   }
   const stat = await fs.stat(resolved.path)
   if (!stat.isDirectory() && !stat.isFile()) {
     // Opening a FIFO or a terminal for reading blocks a thread of libuv's small pool until a writer comes.
-    throw new ToolRunError('not-a-file', `${quote(args.path)} is not a regular file (a FIFO, socket or device); it is not searched.`)
+    throw new ToolRunError('not-a-file', `${quote(args.path)} is not a regular file (a FIFO, socket or device); it is not searched.`, {
+      text: toolErrorText('not-a-file', { path: args.path }),
+    })
   }
   const filter = globFilter(args.pattern)
   const candidates = async function* () {

@@ -1,7 +1,7 @@
 import { promises as fs } from 'fs'
 import { Schema } from 'koishi'
 import { ToolCall, ToolDefinition } from '../types'
-import { ToolRunError } from '../pipeline/errors'
+import { ToolRunError, toolErrorText } from '../pipeline/errors'
 import { PathGuard } from './path-guard'
 import { ReadConfig } from './config'
 import { guarded, isBinaryFile, numberLines, readLines } from './files'
@@ -33,15 +33,23 @@ export interface ReadArgs extends SearchArgs, ListArgs {
 async function readFile(guard: PathGuard, args: ReadArgs, maxReadLines: number, call: ToolCall) {
   const resolved = await guarded(guard, args.path)
   if (!resolved.exists) {
-    throw new ToolRunError('not-found', `The file "${args.path}" does not exist.`, { hint: 'Check the path; it is relative to the workspace.' })
+    throw new ToolRunError('not-found', `The file "${args.path}" does not exist.`, {
+      hint: 'Check the path; it is relative to the workspace.',
+      text: toolErrorText('not-found', { path: args.path }),
+    })
   }
   const stat = await fs.stat(resolved.path)
   if (stat.isDirectory()) {
-    throw new ToolRunError('is-directory', `"${args.path}" is a directory, not a file.`, { hint: 'Use operation "list" to see what it contains.' })
+    throw new ToolRunError('is-directory', `"${args.path}" is a directory, not a file.`, {
+      hint: 'Use operation "list" to see what it contains.',
+      text: toolErrorText('is-directory', { path: args.path }),
+    })
   }
   if (!stat.isFile()) {
     // Opening a FIFO or a terminal for reading blocks a thread of libuv's small pool until a writer comes.
-    throw new ToolRunError('not-a-file', `"${args.path}" is not a regular file (a FIFO, socket or device); it is not read.`)
+    throw new ToolRunError('not-a-file', `"${args.path}" is not a regular file (a FIFO, socket or device); it is not read.`, {
+      text: toolErrorText('not-a-file', { path: args.path }),
+    })
   }
   if (await isBinaryFile(resolved.path)) {
     return `"${args.path}" is a binary file (${stat.size} bytes); it is not shown as text.`

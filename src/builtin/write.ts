@@ -2,7 +2,7 @@ import { promises as fs } from 'fs'
 import { dirname } from 'path'
 import { Schema } from 'koishi'
 import { ToolAction, ToolDefinition, ToolRisk } from '../types'
-import { ToolRunError } from '../pipeline/errors'
+import { ToolRunError, toolErrorText } from '../pipeline/errors'
 import { PathGuard, PathGuardError } from './path-guard'
 import { WriteConfig } from './config'
 import { atomicWrite } from './atomic'
@@ -73,7 +73,7 @@ export function createWriteTool(guard: PathGuard, config: () => WriteConfig): To
       const operation = args.operation ?? 'create'
       const resolved = await guarded(guard, args.path, { write: true })
       if (resolved.relative === '.' && resolved.exists) {
-        throw new ToolRunError('is-directory', `${quote(args.path)} is a directory, not a file.`)
+        throw new ToolRunError('is-directory', `${quote(args.path)} is a directory, not a file.`, { text: toolErrorText('is-directory', { path: args.path }) })
       }
       let existing = ''
       if (resolved.exists) {
@@ -81,6 +81,7 @@ export function createWriteTool(guard: PathGuard, config: () => WriteConfig): To
         if (operation === 'create') {
           throw new ToolRunError('file-exists', `${quote(args.path)} already exists.`, {
             hint: 'Use operation "overwrite" to replace it, "append" to add to it, or the edit tool to change part of it.',
+            text: toolErrorText('file-exists', { path: args.path }),
           })
         }
         if (operation === 'append') existing = await fs.readFile(resolved.path, 'utf8')
@@ -108,6 +109,7 @@ export function createWriteTool(guard: PathGuard, config: () => WriteConfig): To
         if (error?.code !== 'EEXIST') throw error
         throw new ToolRunError('file-exists', `${quote(args.path)} was created by someone else while writing; nothing was changed.`, {
           hint: 'Read it, then use operation "overwrite" or "append" if you mean to change it.',
+          text: toolErrorText('file-exists-now', { path: args.path }),
         })
       }
       const verb = !resolved.exists ? 'Created' : operation === 'append' ? 'Appended to' : 'Overwrote'

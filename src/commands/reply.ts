@@ -47,5 +47,10 @@ export function renderReply(tools: ToolService, session: Session | undefined, re
     }
     return session.text('commands.tools.call.messages.failed', { status, text: session.text(localized.path, displayParams(params)) })
   }
+  // Any other error of the tool: its code and English message, in a frame of the user's language.
+  if (result.error) {
+    const framed = session.text('chatluna-tools.error.tool-error', { code: result.error.code, message: result.error.message })
+    return session.text('commands.tools.call.messages.failed', { status, text: framed })
+  }
   return session.text('commands.tools.call.messages.failed', { status, text })
 }

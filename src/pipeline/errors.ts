@@ -1,3 +1,4 @@
+import { Dict } from 'koishi'
 import { ArgumentIssue, ToolReasonText, ToolStatus } from '../types'
 
 /**
@@ -16,4 +17,13 @@ export class ToolRunError extends Error {
   ) {
     super(message)
   }
+}
+
+/**
+ * The chat text of a tool's own error: `chatluna-tools.tool-error.<code>`
+ * with `params` (a `path` or `name` is shown on one line). Both locale files
+ * must define the key; `tests/locales.spec.ts` checks the ones in use.
+ */
+export function toolErrorText(code: string, params: Dict = {}): ToolReasonText {
+  return { path: `chatluna-tools.tool-error.${code}`, params }
 }

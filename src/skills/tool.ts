@@ -1,6 +1,6 @@
 import { Schema } from 'koishi'
 import { ToolDefinition } from '../types'
-import { ToolRunError } from '../pipeline/errors'
+import { ToolRunError, toolErrorText } from '../pipeline/errors'
 import { closestNames } from '../registry/names'
 import { localizedArgs, toolDescription } from '../builtin/texts'
 import { SkillManager } from './manager'
@@ -50,12 +50,16 @@ export function createSkillTool(skills: SkillManager, useChinese: () => boolean)
         const close = closestNames(args.skill, enabled)
         throw new ToolRunError('unknown-skill', `There is no skill named ${JSON.stringify(args.skill)}.`, {
           hint: availableHint(close.length ? close : enabled),
+          text: close.length || enabled.length
+            ? toolErrorText('unknown-skill', { name: args.skill, names: (close.length ? close : enabled).slice(0, 10).join(', ') })
+            : toolErrorText('unknown-skill-none', { name: args.skill }),
         })
       }
       if (!skills.isEnabled(skill.name)) {
         throw new ToolRunError('skill-disabled', `The skill ${JSON.stringify(skill.name)} is disabled.`, {
           status: 'denied',
           hint: availableHint(enabled),
+          text: toolErrorText('skill-disabled', { name: skill.name }),
         })
       }
       return [
