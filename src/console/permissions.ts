@@ -3,13 +3,10 @@ import { ToolAction, ToolScope } from '../types'
 import { RegisteredTool } from '../registry/registry'
 import { targetText } from '../permission/action'
 import { ToolPolicy } from '../permission/policy'
-import { approveWords, ApprovalAnswer, denyWords } from '../permission/approvals'
 import type { Approval } from '../permission/approvals'
+import type { ApprovalAnswer } from '../permission/answers'
 import type { PermissionSubject } from '../permission/subject'
 import { ActionResult, ApprovalView, DecisionView, PolicyView, RuleView } from './types'
-
-/** Answers an approver can give (DESIGN.md "Permissions"). */
-export const approvalAnswers: readonly ApprovalAnswer[] = [...approveWords, ...denyWords]
 
 /**
  * Who answers an approval or sets a policy from the console, as a

@@ -8,6 +8,7 @@ import { ConsoleApp, createConsoleApp } from '../helpers/console'
 import { demoTools } from '../helpers/demo-tools'
 import { root, stagePackage } from '../helpers/stage'
 import { assertChromium, openBrowser, toolItem } from '../helpers/browser'
+import { approvalAnswers } from '../../src/permission/answers'
 
 // What the page tells the admin about edge cases and after an action, in
 // headless Chromium against the built page (as page.spec.ts). Screenshots
@@ -60,6 +61,15 @@ describe('console: what the page tells the admin (Chromium)', function () {
     return detail
   }
 
+  /** Asks for an approval of get_weather from chat; resolves with the chat's reply once answered. */
+  async function pendingApproval(user: string, city: string) {
+    await env.app.tools.permissions.policies.set('get_weather', 'approval')
+    await env.app.mock.initUser(user, 4)
+    const reply = env.app.mock.client(user).receive(`tools.call get_weather {"city":"${city}"}`)
+    while (!env.app.tools.permissions.approvals.pending().length) await new Promise((resolve) => setTimeout(resolve, 20))
+    return { approval: env.app.tools.permissions.approvals.pending()[0], reply }
+  }
+
   before(async function () {
     assertChromium()
     mkdirSync(output, { recursive: true })
@@ -108,5 +118,22 @@ describe('console: what the page tells the admin (Chromium)', function () {
     expect(await detail.locator('.args-none').innerText()).to.equal('此工具没有参数。')
     await detail.locator('.args-none').scrollIntoViewIfNeeded()
     await zh.screenshot({ path: join(output, 'args-none-zh-CN.png') })
+  })
+
+  it('an approval offers every answer the permission service accepts, labelled; a click answers with its word', async () => {
+    const { approval, reply } = await pendingApproval('asker', 'Paris')
+    await page.locator('[data-tab="approvals"]').click()
+    const card = page.locator(`.approval[data-approval="${approval.id}"]`)
+    await card.waitFor()
+    const buttons = card.locator('button[data-answer]')
+    expect(await buttons.evaluateAll((items) => items.map((item) => item.getAttribute('data-answer')))).to.deep.equal([...approvalAnswers])
+    expect(await buttons.allInnerTexts()).to.deep.equal(['Approve once', 'Approve for this turn', 'Approve for the session', 'Always allow', 'Deny', 'Always deny'])
+    expect(await card.locator('button[data-answer="always"]').getAttribute('title')).to.equal('Stores a permanent rule allowing this action for the requester.')
+    await page.screenshot({ path: join(output, 'approval-answers-en-US.png') })
+    await card.locator('button[data-answer="session"]').click()
+    expect((await reply).join('\n')).to.include('Paris: 21 °C')
+    expect(env.app.tools.permissions.approvals.get(approval.id)).to.include({ status: 'approved', answer: 'session' })
+    await card.waitFor({ state: 'detached' })
+    await env.app.tools.permissions.policies.remove('get_weather')
   })
 })

@@ -162,7 +162,7 @@ describe('console: the page in Chromium', function () {
     await card.waitFor()
     expect(await card.innerText()).to.include('mock:asker')
     await page.screenshot({ path: join(output, 'd-approval.png') })
-    await card.locator('button.approve').click()
+    await card.locator('button[data-answer="once"]').click()
 
     expect((await reply).join('\n')).to.include('Paris: 21 °C')
     await page.waitForFunction(() => !document.querySelector('.approval'))
