@@ -5,7 +5,7 @@ import { assertConsoleAuthority } from './authority'
 import { ConsolePermissions } from './permissions'
 import { PermissionInputError } from '../permission/rules'
 import { ConsoleViews } from './views'
-import { ConsoleInputError, parseAnswer, parseId, parseLimit, parsePattern, parsePolicy, parseScope } from './input'
+import { ConsoleInputError, parseAnswer, parseId, parseLimit, parseLocale, parsePattern, parsePolicy, parseScope } from './input'
 import { ApprovalService, CallLogService, callLogSize, ToolTableService } from './services'
 import { ActionResult, ApprovalView, CallView, ConsoleScopeInput, RuleView, ScopeReport, ToolDetail } from './types'
 
@@ -22,8 +22,12 @@ declare module '@koishijs/console' {
     /** Sets a tool-name pattern's policy, or removes its stored policy with null. */
     'chatluna-tools/set-policy'(this: Client, pattern: string, policy: string | null): Promise<ActionResult>
     'chatluna-tools/approvals'(this: Client): Promise<ApprovalView[]>
-    /** Answers a pending approval as the console user (the permission service checks who may). */
-    'chatluna-tools/answer'(this: Client, id: string, answer: string): Promise<ActionResult>
+    /**
+     * Answers a pending approval as the console user (the permission service
+     * checks who may); the result's message is in `locale` (the page's
+     * language), else in the app's default.
+     */
+    'chatluna-tools/answer'(this: Client, id: string, answer: string, locale?: string): Promise<ActionResult>
     'chatluna-tools/rules'(this: Client): Promise<RuleView[]>
     /** The most recent finished calls, newest first (default 100, at most 200). */
     'chatluna-tools/calls'(this: Client, limit?: number): CallView[]
@@ -101,9 +105,9 @@ export function applyConsole(ctx: Context, config: ConsoleConfig) {
     return permissions.pendingApprovals()
   }, options)
 
-  ctx.console.addListener('chatluna-tools/answer', async function (id, answer) {
+  ctx.console.addListener('chatluna-tools/answer', async function (id, answer, locale) {
     const approver = guard(this)
-    return permissions.answer(parseId(id), parseAnswer(answer), approver)
+    return permissions.answer(parseId(id), parseAnswer(answer), approver, parseLocale(locale))
   }, options)
 
   ctx.console.addListener('chatluna-tools/rules', async function () {

@@ -75,7 +75,7 @@ export function parseScope(input: unknown): ParsedScope {
   const include = patterns(raw.include, 'include')
   const exclude = patterns(raw.exclude, 'exclude')
   if (include || exclude) scope.tools = { include, exclude }
-  const locale = text(raw.locale, 'locale')
+  const locale = parseLocale(raw.locale)
   if (locale) scope.locale = locale
   for (const key of Object.keys(scope) as (keyof ToolScope)[]) {
     if (scope[key] === undefined) delete scope[key]
@@ -105,6 +105,11 @@ export function parseAnswer(value: unknown): ApprovalAnswer {
     throw new ConsoleInputError(`answer must be one of ${approvalAnswers.join(', ')}`)
   }
   return value
+}
+
+/** The page's locale (e.g. `zh-CN`), or undefined for the app's default. */
+export function parseLocale(value: unknown): string | undefined {
+  return text(value, 'locale')
 }
 
 /** A non-empty id or name (a finite number is taken as its text), at most 200 characters; `field` names it in the error. */

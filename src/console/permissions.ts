@@ -103,9 +103,11 @@ export class ConsolePermissions {
    * Answers a pending approval as the console user, with the same rules as
    * in chat: the permission service refuses a user below its approver
    * authority (`not-allowed`), unknown ids and approvals already answered.
+   * `message` says what happened in `locale` (the page's language), else in
+   * the app's default.
    */
-  async answer(id: string, answer: ApprovalAnswer, approver: ConsoleApprover): Promise<ActionResult> {
-    const { ok, code, message } = await this.service.approvals.answer(id, answer, approver)
+  async answer(id: string, answer: ApprovalAnswer, approver: ConsoleApprover, locale?: string): Promise<ActionResult> {
+    const { ok, code, message } = await this.service.approvals.answer(id, answer, locale ? { ...approver, locale } : approver)
     return { ok, code, message }
   }
 }

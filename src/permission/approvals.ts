@@ -74,8 +74,11 @@ export interface AnswerResult {
   answer?: ApprovalAnswer
 }
 
-/** The person answering: their subject, and their session for the reply's language. */
-export type Approver = PermissionSubject & { session?: Session }
+/**
+ * The person answering: their subject, and for the reply's language their
+ * session, or without one their locale (e.g. the console user's language).
+ */
+export type Approver = PermissionSubject & { session?: Session; locale?: string }
 
 /** What the approvals need from the permission service. */
 export interface ApprovalHost {
@@ -210,7 +213,7 @@ export class ApprovalManager {
    * throws.
    */
   async answer(id: string, answer: ApprovalAnswer, approver: Approver): Promise<AnswerResult> {
-    const audience = approver.session ?? this.host.ctx.i18n.fallback([])
+    const audience = approver.session ?? this.host.ctx.i18n.fallback(approver.locale ? [approver.locale] : [])
     const reply = (ok: boolean, code: string, params: Dict = {}, approval?: Approval, given?: ApprovalAnswer): AnswerResult =>
       ({ ok, code, message: answerMessage(this.host.ctx, audience, code, { id: normalizeId(id), ...params }), approval, answer: given })
     const key = normalizeId(id)

@@ -136,4 +136,29 @@ describe('console: what the page tells the admin (Chromium)', function () {
     await card.waitFor({ state: 'detached' })
     await env.app.tools.permissions.policies.remove('get_weather')
   })
+
+  it('says what an approval answer did in the console user\'s language, not the bot\'s default', async () => {
+    const zh = await open('zh-CN')
+    const { approval, reply } = await pendingApproval('asker-zh', 'Rome')
+    await zh.locator('[data-tab="approvals"]').click()
+    const card = zh.locator(`.approval[data-approval="${approval.id}"]`)
+    await card.waitFor()
+    expect(await card.locator('button[data-answer]').allInnerTexts()).to.deep.equal(['批准一次', '本轮内批准', '本会话内批准', '始终允许', '拒绝', '始终拒绝'])
+    await card.locator('button[data-answer="once"]').click()
+    const success = zh.locator('.el-message--success')
+    await success.waitFor()
+    expect(await success.innerText()).to.equal(`已批准 #${approval.id}（once）：工具 get_weather 开始运行。`)
+    await zh.screenshot({ path: join(output, 'approval-answered-zh-CN.png') })
+    expect((await reply).join('\n')).to.include('Rome: 21 °C')
+
+    // The same answer in the en-US page reads in English.
+    const next = await pendingApproval('asker-en', 'Oslo')
+    await page.locator('[data-tab="approvals"]').click()
+    await page.locator(`.approval[data-approval="${next.approval.id}"] button[data-answer="reject"]`).click()
+    const refused = page.locator('.el-message--success', { hasText: `#${next.approval.id}` })
+    await refused.waitFor()
+    expect(await refused.innerText()).to.equal(`Refused #${next.approval.id} (reject).`)
+    await next.reply
+    await env.app.tools.permissions.policies.remove('get_weather')
+  })
 })

@@ -215,6 +215,32 @@ describe('console: server side', function () {
       await socket.send('chatluna-tools/set-policy', 'get_weather', null)
     })
 
+    it('answers an approval in the console user\'s language (zh-CN, en-US), else in the default', async () => {
+      await socket.send('chatluna-tools/set-policy', 'get_weather', 'approval')
+      await env.app.mock.initUser('u4', 4)
+      const chat = env.app.mock.client('u4')
+      const first = chat.receive('tools.call get_weather {"city":"Lima"}')
+      const mine = (value: any[]) => value?.find((item) => item.userId === 'u4')
+      const approval = mine(await socket.until('chatluna-tools-approvals', mine))
+      const zh = await socket.send('chatluna-tools/answer', approval.id, 'once', 'zh-CN')
+      expect(zh).to.deep.equal({ ok: true, code: 'approved', message: `已批准 #${approval.id}（once）：工具 get_weather 开始运行。` })
+      await first
+      expect(await socket.send('chatluna-tools/answer', approval.id, 'once', 'zh-CN')).to.deep.equal({
+        ok: false, code: 'already-answered', message: `审批 #${approval.id} 已经结束（已批准）。`,
+      })
+      expect(await socket.send('chatluna-tools/answer', 'zzzz', 'reject', 'en-US')).to.deep.include({ message: 'There is no pending approval #zzzz.' })
+      // No locale, or one the plugin has no texts for: the app's default (en-US here).
+      expect(await socket.send('chatluna-tools/answer', 'zzzz', 'reject')).to.deep.include({ message: 'There is no pending approval #zzzz.' })
+      expect(await socket.send('chatluna-tools/answer', 'zzzz', 'reject', 'fr-FR')).to.deep.include({ message: 'There is no pending approval #zzzz.' })
+
+      const second = chat.receive('tools.call get_weather {"city":"Quito"}')
+      const next = mine(await socket.until('chatluna-tools-approvals', (value) => mine(value) && mine(value).id !== approval.id))
+      const rejected = await socket.send('chatluna-tools/answer', next.id, 'reject', 'zh-CN')
+      expect(rejected).to.deep.equal({ ok: true, code: 'rejected', message: `已拒绝 #${next.id}（reject）。` })
+      await second
+      await socket.send('chatluna-tools/set-policy', 'get_weather', null)
+    })
+
     it('lists permission rules', async () => {
       await env.app.tools.permissions.rules.add({ effect: 'deny', action: 'tool:bash', userId: 'u9', createdBy: 'test' })
       const rules = await socket.send('chatluna-tools/rules')
