@@ -3,9 +3,8 @@ import { Context } from 'koishi'
 import { ConsoleConfig } from './config'
 import { assertConsoleAuthority } from './authority'
 import { ConsolePermissions } from './permissions'
-import { PermissionInputError } from '../permission/rules'
 import { ConsoleViews } from './views'
-import { ConsoleInputError, parseAnswer, parseId, parseLimit, parseLocale, parsePattern, parsePolicy, parseScope } from './input'
+import { parseAnswer, parseId, parseLimit, parseLocale, parsePattern, parsePolicy, parseScope } from './input'
 import { ApprovalService, CallLogService, callLogSize, ToolTableService } from './services'
 import { ActionResult, ApprovalView, CallView, ConsoleScopeInput, RuleView, ScopeReport, ToolDetail } from './types'
 
@@ -19,8 +18,11 @@ declare module '@koishijs/console' {
     'chatluna-tools/scope'(this: Client, scope: ConsoleScopeInput): ScopeReport
     /** One tool in a scope; null when no tool has that name. */
     'chatluna-tools/tool'(this: Client, name: string, scope: ConsoleScopeInput): ToolDetail | null
-    /** Sets a tool-name pattern's policy, or removes its stored policy with null. */
-    'chatluna-tools/set-policy'(this: Client, pattern: string, policy: string | null): Promise<ActionResult>
+    /**
+     * Sets a tool-name pattern's policy, or removes its stored policy with
+     * null; a refusal's message is in `locale` (the page's language).
+     */
+    'chatluna-tools/set-policy'(this: Client, pattern: string, policy: string | null, locale?: string): Promise<ActionResult>
     'chatluna-tools/approvals'(this: Client): Promise<ApprovalView[]>
     /**
      * Answers a pending approval as the console user (the permission service
@@ -90,14 +92,9 @@ export function applyConsole(ctx: Context, config: ConsoleConfig) {
     return views.detail(parseId(name, 'name'), scope, locale) ?? null
   }, options)
 
-  ctx.console.addListener('chatluna-tools/set-policy', async function (pattern, policy) {
+  ctx.console.addListener('chatluna-tools/set-policy', async function (pattern, policy, locale) {
     const approver = guard(this)
-    try {
-      return await permissions.setPolicy(parsePattern(pattern), parsePolicy(policy), approver)
-    } catch (error) {
-      if (error instanceof PermissionInputError) throw new ConsoleInputError(error.message)
-      throw error
-    }
+    return permissions.setPolicy(parsePattern(pattern), parsePolicy(policy), approver, parseLocale(locale))
   }, options)
 
   ctx.console.addListener('chatluna-tools/approvals', async function () {

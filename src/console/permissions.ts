@@ -3,6 +3,8 @@ import { ToolAction, ToolScope } from '../types'
 import { RegisteredTool } from '../registry/registry'
 import { targetText } from '../permission/action'
 import { ToolPolicy } from '../permission/policy'
+import { PermissionInputError } from '../permission/rules'
+import { say } from '../permission/texts'
 import type { Approval } from '../permission/approvals'
 import type { ApprovalAnswer } from '../permission/answers'
 import type { PermissionSubject } from '../permission/subject'
@@ -77,16 +79,28 @@ export class ConsolePermissions {
   /**
    * Sets the policy of a tool-name pattern, or removes the stored policy
    * for it when `policy` is null. A stored policy takes precedence over the
-   * config's policy for the same pattern. Throws the permission service's
-   * `PermissionInputError` for a pattern it refuses.
+   * config's policy for the same pattern. A pattern the permission service
+   * refuses (its `PermissionInputError`) and a removal with nothing stored
+   * answer `ok: false` with the reason in `locale` (the page's language),
+   * else in the app's default; other errors (the database) are thrown.
    */
-  async setPolicy(pattern: string, policy: ToolPolicy | null, approver: ConsoleApprover): Promise<ActionResult> {
-    if (policy) {
-      await this.service.policies.set(pattern, policy, approverLabel(approver))
-      return { ok: true, code: 'policy-set' }
+  async setPolicy(pattern: string, policy: ToolPolicy | null, approver: ConsoleApprover, locale?: string): Promise<ActionResult> {
+    const refused = (code: string, path: string, params: Dict): ActionResult => ({
+      ok: false,
+      code,
+      message: say(this.ctx, this.ctx.i18n.fallback(locale ? [locale] : []), path, params),
+    })
+    try {
+      if (policy) {
+        await this.service.policies.set(pattern, policy, approverLabel(approver))
+        return { ok: true, code: 'policy-set' }
+      }
+      if (await this.service.policies.remove(pattern)) return { ok: true, code: 'policy-removed' }
+      return refused('policy-not-found', 'policy.not-found', { pattern })
+    } catch (error) {
+      if (error instanceof PermissionInputError) return refused(error.code, `input.${error.code}`, error.params)
+      throw error
     }
-    if (await this.service.policies.remove(pattern)) return { ok: true, code: 'policy-removed' }
-    return { ok: false, code: 'policy-not-found', message: `no stored policy for "${pattern}"` }
   }
 
   /** Every permission rule, as plain JSON. */

@@ -9,6 +9,7 @@ import { demoTools } from '../helpers/demo-tools'
 import { root, stagePackage } from '../helpers/stage'
 import { assertChromium, openBrowser, toolItem } from '../helpers/browser'
 import { approvalAnswers } from '../../src/permission/answers'
+import { ConsoleAuthorityError } from '../../src/console'
 
 // What the page tells the admin about edge cases and after an action, in
 // headless Chromium against the built page (as page.spec.ts). Screenshots
@@ -160,5 +161,78 @@ describe('console: what the page tells the admin (Chromium)', function () {
     expect(await refused.innerText()).to.equal(`Refused #${next.approval.id} (reject).`)
     await next.reply
     await env.app.tools.permissions.policies.remove('get_weather')
+  })
+
+  describe('setting a policy says "Saved." only when it was saved', () => {
+    /** Sets `pattern` to disabled from the policy list's add row. */
+    async function addPolicy(target: Page, pattern: string) {
+      await target.locator('[data-tab="policies"]').click()
+      await target.locator('.policy-list .pattern-input input').fill(pattern)
+      await target.locator('.policy-list .add-policy').click()
+    }
+
+    /** The error shown for the last action (waits for one with `text`), and no "Saved." beside it. */
+    async function expectRefused(target: Page, text: string, saved = 'Saved.') {
+      const error = target.locator('.el-message--error', { hasText: text })
+      await error.waitFor()
+      expect(await error.innerText()).to.equal(text)
+      expect(await target.locator('.el-message--success', { hasText: saved }).count()).to.equal(0)
+    }
+
+    it('a pattern the permission service refuses: its reason, in the page\'s language', async () => {
+      await addPolicy(page, 'two words')
+      await expectRefused(page, 'Failed: The pattern "two words" must be 1 to 255 characters without spaces.')
+      expect(await page.locator('.policies tr[data-pattern="two words"]').count()).to.equal(0)
+
+      const zh = await open('zh-CN')
+      await addPolicy(zh, 'two words')
+      await expectRefused(zh, '操作失败：模式 "two words" 的长度必须为 1 到 255 个字符，且不含空格。', '已保存。')
+      await zh.screenshot({ path: join(output, 'policy-refused-zh-CN.png') })
+    })
+
+    it('removing a policy that is no longer stored (removed meanwhile)', async () => {
+      const policies = env.app.tools.permissions.policies
+      await policies.set('get_date', 'disabled', 'console:owner')
+      await page.locator('[data-tab="policies"]').click()
+      const row = page.locator('.policies tr[data-pattern="get_date"][data-origin="stored"]')
+      await row.waitFor()
+      // Someone else removes it first; the page still shows the row when the admin clicks.
+      const remove = policies.remove
+      policies.remove = async (pattern: string) => (await remove.call(policies, pattern), false)
+      try {
+        await row.locator('button').click()
+        await expectRefused(page, 'Failed: No policy set at run time for "get_date", so there is nothing to remove.')
+      } finally {
+        delete (policies as any).remove
+      }
+    })
+
+    it('a server error and a refused console user', async () => {
+      const policies = env.app.tools.permissions.policies
+      policies.set = async () => { throw new Error('database is locked') }
+      try {
+        await addPolicy(page, 'get_date')
+        await expectRefused(page, 'Failed: database is locked')
+      } finally {
+        delete (policies as any).set
+      }
+
+      const listener = env.app.console.listeners['chatluna-tools/set-policy']
+      const callback = listener.callback
+      listener.callback = () => { throw new ConsoleAuthorityError('the console login has expired; log in again', 4, 4) }
+      try {
+        await addPolicy(page, 'get_date')
+        await expectRefused(page, 'This page needs authority 4. Log in to the console (plugin @koishijs/plugin-auth) as a user with enough authority.')
+      } finally {
+        listener.callback = callback
+      }
+      expect(env.app.tools.policies.resolve('get_date')).to.equal(undefined)
+
+      // And when it is saved, it says so.
+      await addPolicy(page, 'get_date')
+      await page.locator('.el-message--success', { hasText: 'Saved.' }).waitFor()
+      await page.locator('.policies tr[data-pattern="get_date"][data-origin="stored"]').waitFor()
+      await env.app.tools.permissions.policies.remove('get_date')
+    })
   })
 })

@@ -141,7 +141,7 @@ describe('console: the page in Chromium', function () {
     await page.locator('.policy-list .add-policy').click()
     const error = page.locator('.el-message--error')
     await error.waitFor()
-    expect(await error.innerText()).to.equal('Failed: the pattern must be 1 to 255 characters without spaces')
+    expect(await error.innerText()).to.equal('Failed: The pattern "two words" must be 1 to 255 characters without spaces.')
     expect(await page.locator('.policies tr[data-pattern="two words"]').count()).to.equal(0)
     await page.locator('.policy-list .pattern-input input').fill('')
   })

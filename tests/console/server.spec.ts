@@ -172,14 +172,25 @@ describe('console: server side', function () {
       const refused = (promise: Promise<unknown>) => promise.then(() => { throw new Error('accepted') }, (error) => String(error.message))
       expect(await refused(socket.send('chatluna-tools/set-policy', 'bash', 'sometimes'))).to.match(/invalid-input: policy must be one of auto, approval, disabled/)
       expect(await refused(socket.send('chatluna-tools/set-policy', '', 'disabled'))).to.match(/invalid-input: pattern/)
-      // Refused by the permission service's policy store, reported the same way.
-      expect(await refused(socket.send('chatluna-tools/set-policy', 'two words', 'disabled'))).to.match(/invalid-input: the pattern must be 1 to 255 characters without spaces/)
       expect(await refused(socket.send('chatluna-tools/scope', { authority: 9 }))).to.match(/invalid-input: authority/)
       expect(await refused(socket.send('chatluna-tools/scope', 'group'))).to.match(/invalid-input: the scope must be an object/)
       expect(await refused(socket.send('chatluna-tools/answer', 'abc', 'maybe'))).to.match(/invalid-input: answer/)
-      expect(await socket.send('chatluna-tools/set-policy', 'never_set', null)).to.include({ ok: false, code: 'policy-not-found' })
       expect(env.app.tools.policies.resolve('bash')).to.equal(undefined)
-      expect(env.app.tools.policies.resolve('get_weather')).to.equal(undefined)
+    })
+
+    it('answers a policy the permission service refuses with its reason in the page\'s language, and changes nothing', async () => {
+      expect(await socket.send('chatluna-tools/set-policy', 'two words', 'disabled', 'zh-CN')).to.deep.equal({
+        ok: false, code: 'policy-pattern', message: '模式 "two words" 的长度必须为 1 到 255 个字符，且不含空格。',
+      })
+      expect(await socket.send('chatluna-tools/set-policy', 'two words', 'disabled')).to.deep.equal({
+        ok: false, code: 'policy-pattern', message: 'The pattern "two words" must be 1 to 255 characters without spaces.',
+      })
+      expect(await socket.send('chatluna-tools/set-policy', 'never_set', null, 'en-US')).to.deep.equal({
+        ok: false, code: 'policy-not-found', message: 'No policy set at run time for "never_set", so there is nothing to remove.',
+      })
+      expect(await socket.send('chatluna-tools/set-policy', 'never_set', null, 'zh-CN')).to.include({ message: '没有为 "never_set" 在运行时设置的策略，无需移除。' })
+      expect(env.app.tools.policies.resolve('two')).to.equal(undefined)
+      expect(env.app.tools.permissions.policies.list().filter((row) => row.source === 'stored')).to.deep.equal([])
     })
 
     it('pushes finished calls to the call log, newest first', async () => {
