@@ -4,11 +4,14 @@ import { RegisteredTool } from '../registry/registry'
 import { targetText } from '../permission/action'
 import { ToolPolicy } from '../permission/policy'
 import { PermissionInputError } from '../permission/rules'
-import { say } from '../permission/texts'
+import { approvalWhy, say } from '../permission/texts'
 import type { Approval } from '../permission/approvals'
 import type { ApprovalAnswer } from '../permission/answers'
 import type { PermissionSubject } from '../permission/subject'
 import { ActionResult, ApprovalView, DecisionView, PolicyView, RuleView } from './types'
+
+/** The languages of the page (client/locales): texts pushed to every console user are given in each. */
+export const pageLocales = ['zh-CN', 'en-US']
 
 /**
  * Who answers an approval or sets a policy from the console, as a
@@ -108,9 +111,14 @@ export class ConsolePermissions {
     return this.service.rules.list().map((rule) => plain(rule))
   }
 
-  /** The approvals waiting for an answer. */
+  /** The approvals waiting for an answer, with why they ask in each of the page's languages. */
   pendingApprovals(): ApprovalView[] {
-    return this.service.approvals.pending().map(approvalView)
+    return this.service.approvals.pending().map((approval) => {
+      const view = approvalView(approval)
+      view.why = {}
+      for (const locale of pageLocales) view.why[locale] = approvalWhy(this.ctx, this.ctx.i18n.fallback([locale]), approval)
+      return view
+    })
   }
 
   /**

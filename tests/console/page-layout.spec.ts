@@ -126,6 +126,20 @@ describe('console: the page in both languages (Chromium)', function () {
     }
   })
 
+  it('an approval gives its reason in the page\'s language', async () => {
+    const [approval] = env.app.tools.permissions.approvals.pending()
+    const reasons = {
+      'en-US': 'The policy of "get_weather" requires an approval for the tool get_weather.',
+      'zh-CN': '"get_weather" 的策略要求工具 get_weather 经过审批。',
+    }
+    for (const [locale, page] of Object.entries(pages)) {
+      await page.locator('[data-tab="approvals"]').click()
+      const reason = page.locator(`.approval[data-approval="${approval.id}"] .reason`)
+      await reason.waitFor()
+      expect(await reason.innerText(), locale).to.equal(reasons[locale])
+    }
+  })
+
   it('the call log gives times in the page\'s language', async () => {
     const times = { 'en-US': /^\d{1,2}:\d{2}:\d{2} [AP]M$/, 'zh-CN': /^\d{2}:\d{2}:\d{2}$/ }
     for (const [locale, page] of Object.entries(pages)) {

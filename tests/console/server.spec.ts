@@ -209,6 +209,11 @@ describe('console: server side', function () {
       const first = chat.receive('tools.call get_weather {"city":"Paris"}')
       const [approval] = await socket.until('chatluna-tools-approvals', (value) => value?.length === 1)
       expect(approval).to.include({ tool: 'get_weather', action: 'tool:get_weather', userId: 'u3', platform: 'mock' })
+      // Why it asks, in each language of the page (the data reaches every console user).
+      expect(approval.why).to.deep.equal({
+        'zh-CN': '"get_weather" 的策略要求工具 get_weather 经过审批。',
+        'en-US': 'The policy of "get_weather" requires an approval for the tool get_weather.',
+      })
       expect(await socket.send('chatluna-tools/approvals')).to.deep.equal([approval])
       const answered = await socket.send('chatluna-tools/answer', approval.id, 'once')
       expect(answered).to.include({ ok: true, code: 'approved' })
