@@ -1,6 +1,6 @@
 import { Awaitable, Context, Dict, h, Session, Time } from 'koishi'
 import { PermissionConfig } from '../permission/config'
-import { approveWords, ApprovalAnswer, denyWords } from '../permission/approvals'
+import { approveWords, ApprovalAnswer, denyWords } from '../permission/answers'
 import { AuditEntry } from '../permission/audit'
 import { isPermissionMode, modeDefault } from '../permission/modes'
 import { ToolPolicy } from '../permission/policy'

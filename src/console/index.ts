@@ -3,9 +3,8 @@ import { Context } from 'koishi'
 import { ConsoleConfig } from './config'
 import { assertConsoleAuthority } from './authority'
 import { ConsolePermissions } from './permissions'
-import { PermissionInputError } from '../permission/rules'
 import { ConsoleViews } from './views'
-import { ConsoleInputError, parseAnswer, parseId, parseLimit, parsePattern, parsePolicy, parseScope } from './input'
+import { parseAnswer, parseId, parseLimit, parseLocale, parsePattern, parsePolicy, parseScope } from './input'
 import { ApprovalService, CallLogService, callLogSize, ToolTableService } from './services'
 import { ActionResult, ApprovalView, CallView, ConsoleScopeInput, RuleView, ScopeReport, ToolDetail } from './types'
 
@@ -19,11 +18,18 @@ declare module '@koishijs/console' {
     'chatluna-tools/scope'(this: Client, scope: ConsoleScopeInput): ScopeReport
     /** One tool in a scope; null when no tool has that name. */
     'chatluna-tools/tool'(this: Client, name: string, scope: ConsoleScopeInput): ToolDetail | null
-    /** Sets a tool-name pattern's policy, or removes its stored policy with null. */
-    'chatluna-tools/set-policy'(this: Client, pattern: string, policy: string | null): Promise<ActionResult>
+    /**
+     * Sets a tool-name pattern's policy, or removes its stored policy with
+     * null; a refusal's message is in `locale` (the page's language).
+     */
+    'chatluna-tools/set-policy'(this: Client, pattern: string, policy: string | null, locale?: string): Promise<ActionResult>
     'chatluna-tools/approvals'(this: Client): Promise<ApprovalView[]>
-    /** Answers a pending approval as the console user (the permission service checks who may). */
-    'chatluna-tools/answer'(this: Client, id: string, answer: string): Promise<ActionResult>
+    /**
+     * Answers a pending approval as the console user (the permission service
+     * checks who may); the result's message is in `locale` (the page's
+     * language), else in the app's default.
+     */
+    'chatluna-tools/answer'(this: Client, id: string, answer: string, locale?: string): Promise<ActionResult>
     'chatluna-tools/rules'(this: Client): Promise<RuleView[]>
     /** The most recent finished calls, newest first (default 100, at most 200). */
     'chatluna-tools/calls'(this: Client, limit?: number): CallView[]
@@ -86,14 +92,9 @@ export function applyConsole(ctx: Context, config: ConsoleConfig) {
     return views.detail(parseId(name, 'name'), scope, locale) ?? null
   }, options)
 
-  ctx.console.addListener('chatluna-tools/set-policy', async function (pattern, policy) {
+  ctx.console.addListener('chatluna-tools/set-policy', async function (pattern, policy, locale) {
     const approver = guard(this)
-    try {
-      return await permissions.setPolicy(parsePattern(pattern), parsePolicy(policy), approver)
-    } catch (error) {
-      if (error instanceof PermissionInputError) throw new ConsoleInputError(error.message)
-      throw error
-    }
+    return permissions.setPolicy(parsePattern(pattern), parsePolicy(policy), approver, parseLocale(locale))
   }, options)
 
   ctx.console.addListener('chatluna-tools/approvals', async function () {
@@ -101,9 +102,9 @@ export function applyConsole(ctx: Context, config: ConsoleConfig) {
     return permissions.pendingApprovals()
   }, options)
 
-  ctx.console.addListener('chatluna-tools/answer', async function (id, answer) {
+  ctx.console.addListener('chatluna-tools/answer', async function (id, answer, locale) {
     const approver = guard(this)
-    return permissions.answer(parseId(id), parseAnswer(answer), approver)
+    return permissions.answer(parseId(id), parseAnswer(answer), approver, parseLocale(locale))
   }, options)
 
   ctx.console.addListener('chatluna-tools/rules', async function () {

@@ -1,9 +1,8 @@
 import { ToolScope } from '../types'
 import { ToolPolicy } from '../permission/policy'
 import { toolPolicies } from '../permission/policy-store'
-import type { ApprovalAnswer } from '../permission/approvals'
+import { ApprovalAnswer, approvalAnswers, isApprovalAnswer } from '../permission/answers'
 import { ConsoleScopeInput } from './types'
-import { approvalAnswers } from './permissions'
 
 /**
  * Thrown for malformed input from the page (or anyone speaking the console
@@ -76,7 +75,7 @@ export function parseScope(input: unknown): ParsedScope {
   const include = patterns(raw.include, 'include')
   const exclude = patterns(raw.exclude, 'exclude')
   if (include || exclude) scope.tools = { include, exclude }
-  const locale = text(raw.locale, 'locale')
+  const locale = parseLocale(raw.locale)
   if (locale) scope.locale = locale
   for (const key of Object.keys(scope) as (keyof ToolScope)[]) {
     if (scope[key] === undefined) delete scope[key]
@@ -102,10 +101,15 @@ export function parsePolicy(value: unknown): ToolPolicy | null {
 
 /** An approval answer: one of {@link approvalAnswers}. */
 export function parseAnswer(value: unknown): ApprovalAnswer {
-  if (!approvalAnswers.includes(value as ApprovalAnswer)) {
+  if (!isApprovalAnswer(value)) {
     throw new ConsoleInputError(`answer must be one of ${approvalAnswers.join(', ')}`)
   }
-  return value as ApprovalAnswer
+  return value
+}
+
+/** The page's locale (e.g. `zh-CN`), or undefined for the app's default. */
+export function parseLocale(value: unknown): string | undefined {
+  return text(value, 'locale')
 }
 
 /** A non-empty id or name (a finite number is taken as its text), at most 200 characters; `field` names it in the error. */

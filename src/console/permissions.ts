@@ -3,13 +3,15 @@ import { ToolAction, ToolScope } from '../types'
 import { RegisteredTool } from '../registry/registry'
 import { targetText } from '../permission/action'
 import { ToolPolicy } from '../permission/policy'
-import { approveWords, ApprovalAnswer, denyWords } from '../permission/approvals'
+import { PermissionInputError } from '../permission/rules'
+import { approvalWhy, say } from '../permission/texts'
 import type { Approval } from '../permission/approvals'
+import type { ApprovalAnswer } from '../permission/answers'
 import type { PermissionSubject } from '../permission/subject'
 import { ActionResult, ApprovalView, DecisionView, PolicyView, RuleView } from './types'
 
-/** Answers an approver can give (DESIGN.md "Permissions"). */
-export const approvalAnswers: readonly ApprovalAnswer[] = [...approveWords, ...denyWords]
+/** The languages of the page (client/locales): texts pushed to every console user are given in each. */
+export const pageLocales = ['zh-CN', 'en-US']
 
 /**
  * Who answers an approval or sets a policy from the console, as a
@@ -80,16 +82,28 @@ export class ConsolePermissions {
   /**
    * Sets the policy of a tool-name pattern, or removes the stored policy
    * for it when `policy` is null. A stored policy takes precedence over the
-   * config's policy for the same pattern. Throws the permission service's
-   * `PermissionInputError` for a pattern it refuses.
+   * config's policy for the same pattern. A pattern the permission service
+   * refuses (its `PermissionInputError`) and a removal with nothing stored
+   * answer `ok: false` with the reason in `locale` (the page's language),
+   * else in the app's default; other errors (the database) are thrown.
    */
-  async setPolicy(pattern: string, policy: ToolPolicy | null, approver: ConsoleApprover): Promise<ActionResult> {
-    if (policy) {
-      await this.service.policies.set(pattern, policy, approverLabel(approver))
-      return { ok: true, code: 'policy-set' }
+  async setPolicy(pattern: string, policy: ToolPolicy | null, approver: ConsoleApprover, locale?: string): Promise<ActionResult> {
+    const refused = (code: string, path: string, params: Dict): ActionResult => ({
+      ok: false,
+      code,
+      message: say(this.ctx, this.ctx.i18n.fallback(locale ? [locale] : []), path, params),
+    })
+    try {
+      if (policy) {
+        await this.service.policies.set(pattern, policy, approverLabel(approver))
+        return { ok: true, code: 'policy-set' }
+      }
+      if (await this.service.policies.remove(pattern)) return { ok: true, code: 'policy-removed' }
+      return refused('policy-not-found', 'policy.not-found', { pattern })
+    } catch (error) {
+      if (error instanceof PermissionInputError) return refused(error.code, `input.${error.code}`, error.params)
+      throw error
     }
-    if (await this.service.policies.remove(pattern)) return { ok: true, code: 'policy-removed' }
-    return { ok: false, code: 'policy-not-found', message: `no stored policy for "${pattern}"` }
   }
 
   /** Every permission rule, as plain JSON. */
@@ -97,18 +111,25 @@ export class ConsolePermissions {
     return this.service.rules.list().map((rule) => plain(rule))
   }
 
-  /** The approvals waiting for an answer. */
+  /** The approvals waiting for an answer, with why they ask in each of the page's languages. */
   pendingApprovals(): ApprovalView[] {
-    return this.service.approvals.pending().map(approvalView)
+    return this.service.approvals.pending().map((approval) => {
+      const view = approvalView(approval)
+      view.why = {}
+      for (const locale of pageLocales) view.why[locale] = approvalWhy(this.ctx, this.ctx.i18n.fallback([locale]), approval)
+      return view
+    })
   }
 
   /**
    * Answers a pending approval as the console user, with the same rules as
    * in chat: the permission service refuses a user below its approver
    * authority (`not-allowed`), unknown ids and approvals already answered.
+   * `message` says what happened in `locale` (the page's language), else in
+   * the app's default.
    */
-  async answer(id: string, answer: ApprovalAnswer, approver: ConsoleApprover): Promise<ActionResult> {
-    const { ok, code, message } = await this.service.approvals.answer(id, answer, approver)
+  async answer(id: string, answer: ApprovalAnswer, approver: ConsoleApprover, locale?: string): Promise<ActionResult> {
+    const { ok, code, message } = await this.service.approvals.answer(id, answer, locale ? { ...approver, locale } : approver)
     return { ok, code, message }
   }
 }

@@ -176,7 +176,10 @@ export interface ApprovalView {
   action?: string
   target?: string
   risk?: string
+  /** Why it asks, in English (as the model and the logs read it). */
   reason?: string
+  /** Why it asks, per page language (`zh-CN`, `en-US`), as the chat prompt says it. */
+  why?: Dict<string>
   /** Only a human can allow it; `always`/`never` count as `once`/`reject`. */
   critical?: boolean
   userId?: string

@@ -9,22 +9,12 @@ import { RuleStore } from './rule-store'
 import { RuleInput } from './rules'
 import { PermissionSubject, sessionKey, subjectLabel } from './subject'
 import { approvalPrompt, answerMessage, seconds } from './texts'
+import { ApprovalAnswer, approveWords, isApprovalAnswer } from './answers'
 
 const logger = new Logger('chatluna-tools')
 
-/**
- * Answer words (issue 3, item 7): `once` (this call), `turn` (this call and
- * the same action for the rest of the agent turn — like `once` when the
- * call has no `scope.turn`), `session` (the same action by the same user in
- * the same channel with the same agent, until the plugin restarts),
- * `always` (a permanent allow rule in the database); `reject` (refuse this
- * call), `never` (refuse it and store a permanent deny rule).
- */
-export type ApprovalAnswer = 'once' | 'turn' | 'session' | 'always' | 'reject' | 'never'
-/** The answers that let the call run (`tools.approve <id> [word]`, default `once`). */
-export const approveWords: readonly ApprovalAnswer[] = ['once', 'turn', 'session', 'always']
-/** The answers that refuse it (`tools.deny <id> [word]`, default `reject`). */
-export const denyWords: readonly ApprovalAnswer[] = ['reject', 'never']
+export { approvalAnswers, approveWords, denyWords } from './answers'
+export type { ApprovalAnswer } from './answers'
 
 /** Where an approval was posted. */
 export interface ApprovalPlace {
@@ -84,8 +74,11 @@ export interface AnswerResult {
   answer?: ApprovalAnswer
 }
 
-/** The person answering: their subject, and their session for the reply's language. */
-export type Approver = PermissionSubject & { session?: Session }
+/**
+ * The person answering: their subject, and for the reply's language their
+ * session, or without one their locale (e.g. the console user's language).
+ */
+export type Approver = PermissionSubject & { session?: Session; locale?: string }
 
 /** What the approvals need from the permission service. */
 export interface ApprovalHost {
@@ -220,7 +213,7 @@ export class ApprovalManager {
    * throws.
    */
   async answer(id: string, answer: ApprovalAnswer, approver: Approver): Promise<AnswerResult> {
-    const audience = approver.session ?? this.host.ctx.i18n.fallback([])
+    const audience = approver.session ?? this.host.ctx.i18n.fallback(approver.locale ? [approver.locale] : [])
     const reply = (ok: boolean, code: string, params: Dict = {}, approval?: Approval, given?: ApprovalAnswer): AnswerResult =>
       ({ ok, code, message: answerMessage(this.host.ctx, audience, code, { id: normalizeId(id), ...params }), approval, answer: given })
     const key = normalizeId(id)
@@ -232,7 +225,7 @@ export class ApprovalManager {
     }
     const { approval } = item
     if (item.answering) return reply(false, 'already-answered', { status: item.answering }, approval)
-    if (![...approveWords, ...denyWords].includes(answer)) return reply(false, 'invalid-answer', { answer: String(answer) }, approval)
+    if (!isApprovalAnswer(answer)) return reply(false, 'invalid-answer', { answer: String(answer) }, approval)
 
     const isRequester = !!approver.userId && approver.userId === approval.requester.userId && approver.platform === approval.requester.platform
     const needed = this.host.approverAuthority()

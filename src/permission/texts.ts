@@ -147,8 +147,8 @@ export function approvalSubject(approval: Approval): { action?: string; target?:
   }
 }
 
-/** The decision's sentence, then the localized reasons of the action and its parts that it does not say yet. */
-function approvalWhy(ctx: Context, audience: Audience, approval: Approval): string {
+/** Why an approval asks: the decision's sentence, then the localized reasons of the action and its parts that it does not say yet. */
+export function approvalWhy(ctx: Context, audience: Audience, approval: Approval): string {
   let why = permissionText(ctx, audience, approval.code, approval.params)
   const action = approval.action
   for (const part of [action, ...action?.parts ?? []]) {

@@ -2,6 +2,7 @@ import { expect } from 'chai'
 import { readFileSync } from 'fs'
 import { join } from 'path'
 import { load } from 'js-yaml'
+import { approvalAnswers } from '../../src/permission/answers'
 
 // The console page's own texts (client/locales) must exist in both languages.
 
@@ -32,6 +33,14 @@ describe('console: page locales', () => {
       for (const text of texts) {
         expect(text.replace(/\{'[@|]'\}/g, ''), `${locale}: ${text}`).not.to.match(/[@|]/)
       }
+    }
+  })
+
+  it('labels and explains every approval answer the permission service accepts', () => {
+    for (const locale of ['zh-CN', 'en-US']) {
+      const approvals = (read(locale) as any).approvals
+      expect(Object.keys(approvals.answers), locale).to.deep.equal([...approvalAnswers])
+      expect(Object.keys(approvals.hints), locale).to.deep.equal([...approvalAnswers])
     }
   })
 })

@@ -1,50 +1,21 @@
 import { expect } from 'chai'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'fs'
 import { tmpdir } from 'os'
 import { join } from 'path'
-import { BrowserContext, chromium, Page } from 'playwright-core'
+import { BrowserContext, Page } from 'playwright-core'
 import * as sandbox from '@koishijs/plugin-sandbox'
 import { ConsoleApp, createConsoleApp } from '../helpers/console'
 import { demoTools, noBashInGroups } from '../helpers/demo-tools'
 import { root, stagePackage } from '../helpers/stage'
+import { assertChromium, choose, openBrowser, toolItem } from '../helpers/browser'
 
 // The console page in headless Chromium, against a real Koishi app (server,
 // console in production mode, sandbox, mock adapter, memory database) with
 // this plugin installed as from npm: the built page is what is tested.
 // Screenshots go to tests/output/console/.
 
-const chromiumPath = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
 const output = join(root, 'tests/output/console')
-
-export const chromiumArgs = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-]
-
-/** Opens a fresh Chromium profile with the console set to `locale`. */
-export async function openBrowser(userDataDir: string, locale: string) {
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: chromiumArgs,
-    viewport: { width: 1440, height: 900 },
-  })
-  context.setDefaultTimeout(10000)
-  await context.addInitScript((value) => {
-    if (!localStorage.getItem('koishi.console.config')) {
-      localStorage.setItem('koishi.console.config', JSON.stringify({ locale: value }))
-    }
-  }, locale)
-  return context
-}
-
-/** Picks an option of an element-plus select (its dropdown is teleported to the body). */
-async function choose(page: Page, select: string, option: string) {
-  await page.locator(select).click()
-  await page.locator('.el-select-dropdown__item:visible', { hasText: new RegExp(`^\\s*${option}\\s*$`) }).click()
-}
-
-const tool = (page: Page, name: string) => page.locator(`.tool-item[data-tool="${name}"][data-active="true"]`)
+const tool = toolItem
 
 describe('console: the page in Chromium', function () {
   this.timeout(60000)
@@ -55,9 +26,7 @@ describe('console: the page in Chromium', function () {
   let profile: string
 
   before(async function () {
-    if (!existsSync(chromiumPath)) {
-      throw new Error(`Chromium not found at ${chromiumPath}: install Debian's chromium (\`.ci/run\` does) or set CHROMIUM_PATH`)
-    }
+    assertChromium()
     mkdirSync(output, { recursive: true })
     const folder = stagePackage(join(root, 'tests/output/stage'))
     env = await createConsoleApp({
@@ -172,7 +141,7 @@ describe('console: the page in Chromium', function () {
     await page.locator('.policy-list .add-policy').click()
     const error = page.locator('.el-message--error')
     await error.waitFor()
-    expect(await error.innerText()).to.equal('Failed: the pattern must be 1 to 255 characters without spaces')
+    expect(await error.innerText()).to.equal('Failed: The pattern "two words" must be 1 to 255 characters without spaces.')
     expect(await page.locator('.policies tr[data-pattern="two words"]').count()).to.equal(0)
     await page.locator('.policy-list .pattern-input input').fill('')
   })
@@ -193,7 +162,7 @@ describe('console: the page in Chromium', function () {
     await card.waitFor()
     expect(await card.innerText()).to.include('mock:asker')
     await page.screenshot({ path: join(output, 'd-approval.png') })
-    await card.locator('button.approve').click()
+    await card.locator('button[data-answer="once"]').click()
 
     expect((await reply).join('\n')).to.include('Paris: 21 °C')
     await page.waitForFunction(() => !document.querySelector('.approval'))

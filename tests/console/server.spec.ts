@@ -172,14 +172,25 @@ describe('console: server side', function () {
       const refused = (promise: Promise<unknown>) => promise.then(() => { throw new Error('accepted') }, (error) => String(error.message))
       expect(await refused(socket.send('chatluna-tools/set-policy', 'bash', 'sometimes'))).to.match(/invalid-input: policy must be one of auto, approval, disabled/)
       expect(await refused(socket.send('chatluna-tools/set-policy', '', 'disabled'))).to.match(/invalid-input: pattern/)
-      // Refused by the permission service's policy store, reported the same way.
-      expect(await refused(socket.send('chatluna-tools/set-policy', 'two words', 'disabled'))).to.match(/invalid-input: the pattern must be 1 to 255 characters without spaces/)
       expect(await refused(socket.send('chatluna-tools/scope', { authority: 9 }))).to.match(/invalid-input: authority/)
       expect(await refused(socket.send('chatluna-tools/scope', 'group'))).to.match(/invalid-input: the scope must be an object/)
       expect(await refused(socket.send('chatluna-tools/answer', 'abc', 'maybe'))).to.match(/invalid-input: answer/)
-      expect(await socket.send('chatluna-tools/set-policy', 'never_set', null)).to.include({ ok: false, code: 'policy-not-found' })
       expect(env.app.tools.policies.resolve('bash')).to.equal(undefined)
-      expect(env.app.tools.policies.resolve('get_weather')).to.equal(undefined)
+    })
+
+    it('answers a policy the permission service refuses with its reason in the page\'s language, and changes nothing', async () => {
+      expect(await socket.send('chatluna-tools/set-policy', 'two words', 'disabled', 'zh-CN')).to.deep.equal({
+        ok: false, code: 'policy-pattern', message: '模式 "two words" 的长度必须为 1 到 255 个字符，且不含空格。',
+      })
+      expect(await socket.send('chatluna-tools/set-policy', 'two words', 'disabled')).to.deep.equal({
+        ok: false, code: 'policy-pattern', message: 'The pattern "two words" must be 1 to 255 characters without spaces.',
+      })
+      expect(await socket.send('chatluna-tools/set-policy', 'never_set', null, 'en-US')).to.deep.equal({
+        ok: false, code: 'policy-not-found', message: 'No policy set at run time for "never_set", so there is nothing to remove.',
+      })
+      expect(await socket.send('chatluna-tools/set-policy', 'never_set', null, 'zh-CN')).to.include({ message: '没有为 "never_set" 在运行时设置的策略，无需移除。' })
+      expect(env.app.tools.policies.resolve('two')).to.equal(undefined)
+      expect(env.app.tools.permissions.policies.list().filter((row) => row.source === 'stored')).to.deep.equal([])
     })
 
     it('pushes finished calls to the call log, newest first', async () => {
@@ -198,6 +209,11 @@ describe('console: server side', function () {
       const first = chat.receive('tools.call get_weather {"city":"Paris"}')
       const [approval] = await socket.until('chatluna-tools-approvals', (value) => value?.length === 1)
       expect(approval).to.include({ tool: 'get_weather', action: 'tool:get_weather', userId: 'u3', platform: 'mock' })
+      // Why it asks, in each language of the page (the data reaches every console user).
+      expect(approval.why).to.deep.equal({
+        'zh-CN': '"get_weather" 的策略要求工具 get_weather 经过审批。',
+        'en-US': 'The policy of "get_weather" requires an approval for the tool get_weather.',
+      })
       expect(await socket.send('chatluna-tools/approvals')).to.deep.equal([approval])
       const answered = await socket.send('chatluna-tools/answer', approval.id, 'once')
       expect(answered).to.include({ ok: true, code: 'approved' })
@@ -212,6 +228,32 @@ describe('console: server side', function () {
       expect(env.app.tools.history.at(-1)).to.include({ tool: 'get_weather', status: 'denied' })
       expect(await socket.send('chatluna-tools/answer', next.id, 'once')).to.include({ ok: false, code: 'already-answered' })
       expect(await socket.send('chatluna-tools/answer', 'zzzz', 'once')).to.include({ ok: false, code: 'unknown-id' })
+      await socket.send('chatluna-tools/set-policy', 'get_weather', null)
+    })
+
+    it('answers an approval in the console user\'s language (zh-CN, en-US), else in the default', async () => {
+      await socket.send('chatluna-tools/set-policy', 'get_weather', 'approval')
+      await env.app.mock.initUser('u4', 4)
+      const chat = env.app.mock.client('u4')
+      const first = chat.receive('tools.call get_weather {"city":"Lima"}')
+      const mine = (value: any[]) => value?.find((item) => item.userId === 'u4')
+      const approval = mine(await socket.until('chatluna-tools-approvals', mine))
+      const zh = await socket.send('chatluna-tools/answer', approval.id, 'once', 'zh-CN')
+      expect(zh).to.deep.equal({ ok: true, code: 'approved', message: `已批准 #${approval.id}（once）：工具 get_weather 开始运行。` })
+      await first
+      expect(await socket.send('chatluna-tools/answer', approval.id, 'once', 'zh-CN')).to.deep.equal({
+        ok: false, code: 'already-answered', message: `审批 #${approval.id} 已经结束（已批准）。`,
+      })
+      expect(await socket.send('chatluna-tools/answer', 'zzzz', 'reject', 'en-US')).to.deep.include({ message: 'There is no pending approval #zzzz.' })
+      // No locale, or one the plugin has no texts for: the app's default (en-US here).
+      expect(await socket.send('chatluna-tools/answer', 'zzzz', 'reject')).to.deep.include({ message: 'There is no pending approval #zzzz.' })
+      expect(await socket.send('chatluna-tools/answer', 'zzzz', 'reject', 'fr-FR')).to.deep.include({ message: 'There is no pending approval #zzzz.' })
+
+      const second = chat.receive('tools.call get_weather {"city":"Quito"}')
+      const next = mine(await socket.until('chatluna-tools-approvals', (value) => mine(value) && mine(value).id !== approval.id))
+      const rejected = await socket.send('chatluna-tools/answer', next.id, 'reject', 'zh-CN')
+      expect(rejected).to.deep.equal({ ok: true, code: 'rejected', message: `已拒绝 #${next.id}（reject）。` })
+      await second
       await socket.send('chatluna-tools/set-policy', 'get_weather', null)
     })
 

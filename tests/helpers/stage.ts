@@ -10,23 +10,26 @@ import { transformSync } from 'esbuild'
 
 export const root = resolve(__dirname, '../..')
 
-function newest(dir: string): number {
+/** The newest modification time of a file, or of any file under a folder. */
+function newest(path: string): number {
+  const stats = statSync(path)
+  if (!stats.isDirectory()) return stats.mtimeMs
   let time = 0
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name)
-    const stats = statSync(path)
-    time = Math.max(time, stats.isDirectory() ? newest(path) : stats.mtimeMs)
-  }
+  for (const name of readdirSync(path)) time = Math.max(time, newest(join(path, name)))
   return time
 }
 
+/** What the page is built from: `client/` and the modules of `src/` it bundles. */
+export const clientSources = ['client', 'src/permission/answers.ts']
+
 /**
  * Builds `dist/` with `koishi-console build` when it is missing or older
- * than any file under `client/` (a few seconds; skipped when fresh).
+ * than any of {@link clientSources} (a few seconds; skipped when fresh).
  */
 export function ensureClientBuild() {
   const output = join(root, 'dist/index.js')
-  if (existsSync(output) && statSync(output).mtimeMs >= newest(join(root, 'client'))) return false
+  const sources = Math.max(...clientSources.map((source) => newest(join(root, source))))
+  if (existsSync(output) && statSync(output).mtimeMs >= sources) return false
   const bin = join(dirname(require.resolve('@koishijs/client/package.json', { paths: [root] })), 'bin.js')
   const result = spawnSync(process.execPath, [bin, 'build'], { cwd: root, encoding: 'utf8' })
   if (result.status !== 0) throw new Error(`koishi-console build failed:\n${result.stdout}\n${result.stderr}`)
