@@ -8,7 +8,8 @@ import { maxKeptToolCalls } from '../src/agent/loop'
 /*
  * Model output built (or broken) to hurt the agent: tool names that strict
  * endpoints refuse to see again, a stream of tens of thousands of calls
- * without `index`, a response of a hundred thousand calls.
+ * without `index`, a response of a hundred thousand calls, a megabyte-long
+ * tool name.
  */
 describe('hostile input: model output', function () {
   this.timeout(20000)
@@ -102,5 +103,21 @@ describe('hostile input: model output', function () {
     // The third identical call is refused by the repetition guard, so it is not announced.
     expect(replies[1]).to.equal('Running: lookup same')
     expect(replies[2]).to.equal('ok')
+  })
+
+  it('answers a megabyte-long unknown tool name quickly, echoing only its start', async function () {
+    this.timeout(8000)
+    for (let index = 0; index < 500; index++) {
+      test.app.tools.define({ name: `mcp__server__a_rather_long_tool_name_${index}`, description: 'Filler.', traits: { effect: 'read' }, run: () => 'ok' })
+    }
+    const name = 'q'.repeat(1024 * 1024)
+    server.enqueue(calls({ id: 'a', name, arguments: '{}' }), answer('no such tool'))
+    const started = Date.now()
+    expect(await test.app.mock.client('admin').receive('agent go')).to.have.length(2)
+    expect(Date.now() - started).to.be.below(3000)
+    const tool = server.requests[1].body.messages.find((message) => message.role === 'tool')
+    expect(tool.content).to.match(new RegExp(`^Error \\[unknown-tool\\]: There is no tool named "${'q'.repeat(100)}…"\\.`))
+    expect(tool.content.length).to.be.below(1000)
+    expect(rejected()).to.deep.equal([])
   })
 })
