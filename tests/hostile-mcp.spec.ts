@@ -27,7 +27,7 @@ describe('hostile input: an MCP server', function () {
     const [status] = test.app.tools.mcp.servers
     expect(status.state, status.error).to.equal('connected')
     const names = test.app.tools.registry.names().filter((name) => name.startsWith('mcp__'))
-    expect(names).to.have.length(2007)
+    expect(names).to.have.length(2010)
     expect(names.every((name) => toolNamePattern.test(name) && name.startsWith('mcp__h__'))).to.equal(true)
     expect(names).to.include.members(['mcp__h________escape', 'mcp__h____'])
   })
