@@ -4,12 +4,14 @@ import { createApp, noBuiltins, TestApp } from './helpers/app'
 import { ReplayServer, startReplayServer } from './helpers/replay-server'
 import { answer, calls, stream } from './helpers/completions'
 import { maxKeptToolCalls } from '../src/agent/loop'
+import { trimToTurns } from '../src/agent/history'
+import { ChatMessage } from '../src/agent/messages'
 
 /*
  * Model output built (or broken) to hurt the agent: tool names that strict
  * endpoints refuse to see again, a stream of tens of thousands of calls
- * without `index`, a response of a hundred thousand calls, a megabyte-long
- * tool name.
+ * without `index`, a response of a hundred thousand calls, a runaway
+ * answer, a megabyte-long tool name.
  */
 describe('hostile input: model output', function () {
   this.timeout(20000)
@@ -103,6 +105,31 @@ describe('hostile input: model output', function () {
     // The third identical call is refused by the repetition guard, so it is not announced.
     expect(replies[1]).to.equal('Running: lookup same')
     expect(replies[2]).to.equal('ok')
+  })
+
+  it('keeps a runaway answer or megabytes of arguments out of later turns (a note instead), and keeps ordinary turns', async () => {
+    const client = test.app.mock.client('admin')
+    server.enqueue(answer('small talk'))
+    await client.receive('agent hello')
+    const runaway = 'la '.repeat(400000)
+    server.enqueue({ ...answer(runaway), chunkSize: 1 << 20 })
+    expect(await client.receive('agent sing')).to.deep.equal([runaway.trim()])
+    server.enqueue({ ...calls({ id: 'a', name: 'lookup', arguments: JSON.stringify({ key: 'k'.repeat(1200000) }) }), chunkSize: 1 << 20 }, answer('looked'))
+    await client.receive('agent look')
+    server.enqueue(answer('still here'))
+    expect(await client.receive('agent and now?')).to.deep.equal(['still here'])
+    const last = server.requests.at(-1).body
+    const note = (content: string) => /^\(This turn was too long to keep in the history: 12\d{5} characters\.\)$/.test(content) ? 'note' : content
+    expect(last.messages.slice(1).map((message) => note(message.content))).to.deep.equal(['hello', 'small talk', 'sing', 'note', 'look', 'note', 'and now?'])
+    expect(JSON.stringify(last).length).to.be.below(100000)
+    expect(rejected()).to.deep.equal([])
+  })
+
+  it('drops the oldest whole turns when the kept turns together exceed the character bound', () => {
+    const turn = (text: string): ChatMessage[] => [{ role: 'user', content: text }, { role: 'assistant', content: text.repeat(400) }]
+    const messages = [...turn('a'.repeat(1000)), ...turn('b'.repeat(1000)), ...turn('c'.repeat(1000))]
+    expect(trimToTurns(messages, 40).map((message) => message.content[0])).to.deep.equal(['b', 'b', 'c', 'c'])
+    expect(trimToTurns(messages, 40, 401000)).to.deep.equal(turn('c'.repeat(1000)))
   })
 
   it('answers a megabyte-long unknown tool name quickly, echoing only its start', async function () {
