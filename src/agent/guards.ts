@@ -43,8 +43,8 @@ export function generateCallId() {
  * Repairs the tool calls of one response so they can be executed and sent
  * back: an empty, missing or repeated id gets a generated one (reported for
  * Qwen and Gemini's compatibility endpoint: a call with `id: ""` was
- * silently dropped); an empty or illegal name is sent back as
- * {@link wireToolName} makes it;
+ * silently dropped); an empty or illegal name is sent back in the legal
+ * form {@link wireToolName} gives it;
  * arguments that are not a JSON object are sent back as `{}` because several
  * servers (Ollama, vLLM) parse the arguments of earlier calls and refuse the
  * whole request otherwise — the tool message then tells the model what was

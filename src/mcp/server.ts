@@ -41,8 +41,8 @@ function jsonRpcError(koa: any, status: number, code: number, message: string) {
  * The MCP server "self" over Streamable HTTP, mounted on Koishi's own
  * server at `config.path` (issue "MCP", item 7). Off unless `enabled`;
  * without a `token` (spaces around it do not count) it is not mounted (a
- * warning says why). Every request
- * needs `Authorization: Bearer <token>`; a missing or wrong token gets 401.
+ * warning says why). Every request needs `Authorization: Bearer <token>`;
+ * a missing or wrong token gets 401.
  *
  * Session-based (the SDK's stateful mode): a client's `initialize` opens a
  * session (`Mcp-Session-Id`), so that `notifications/cancelled` reaches the
