@@ -147,7 +147,8 @@ export class ToolService extends Service {
   /**
    * Registers a tool for the calling plugin. Throws a `TypeError` for an
    * illegal name, a definition without `run`/`forward` or without a string
-   * `description`, or an unknown `options.source`. Returns a disposer; the
+   * `description`, an unknown `options.source`, or raw `parameters` nested
+   * more than 64 levels deep. Returns a disposer; the
    * tool is also removed when the calling plugin is disposed.
    */
   define<A = any>(definition: ToolDefinition<A>, options?: DefineOptions): () => void {

@@ -106,15 +106,15 @@ describe('hostile input: the agent', function () {
       let runs = 0
       test.app.tools.define({ name: 'count', description: 'Counts.', args: Schema.object({ n: Schema.number() }), traits: { effect: 'read' }, run: () => String(++runs) })
       await test.app.mock.initUser('admin', 5)
-      const many = Array.from({ length: 300 }, (_, index) => ({ id: `call_${index}`, name: 'count', arguments: JSON.stringify({ n: index }) }))
+      const many = Array.from({ length: 200 }, (_, index) => ({ id: `call_${index}`, name: 'count', arguments: JSON.stringify({ n: index }) }))
       replay.enqueue(calls(...many), answer('Counted.'))
       expect(await test.app.mock.client('admin').receive('agent count')).to.deep.equal(['Counted.'])
       expect(runs).to.equal(4)
       const tools = replay.requests[1].body.messages.filter((message) => message.role === 'tool')
       // Every call is answered, so the conversation stays valid for the endpoint.
-      expect(tools).to.have.length(300)
+      expect(tools).to.have.length(200)
       expect(tools[3].content).to.equal('4')
-      expect(tools[4].content).to.equal('Not run: this response asked for 300 tool calls; at most 4 run per response. Call fewer tools at once.')
+      expect(tools[4].content).to.equal('Not run: this response asked for 200 tool calls; at most 4 run per response. Call fewer tools at once.')
     })
   })
 })

@@ -98,6 +98,8 @@ export class CompletionAccumulator {
   private reasoning?: string
   private calls: RawToolCall[] = []
   private byIndex = new Map<number, RawToolCall>()
+  /** Calls by their first id: a stream of many calls without `index` is joined in linear time. */
+  private byId = new Map<string, RawToolCall>()
   private finishReason?: string
   private usage?: CompletionResult['usage']
   private model?: string
@@ -132,13 +134,16 @@ export class CompletionAccumulator {
     const indexed = typeof fragment.index === 'number'
     let call = indexed
       ? this.byIndex.get(fragment.index)
-      : id ? this.calls.find((item) => item.id === id) : this.calls[this.calls.length - 1]
+      : id ? this.byId.get(id) : this.calls[this.calls.length - 1]
     if (!call) {
       call = { id: '', name: '', arguments: '' }
       this.calls.push(call)
       if (indexed) this.byIndex.set(fragment.index, call)
     }
-    if (id && !call.id) call.id = id
+    if (id && !call.id) {
+      call.id = id
+      if (!this.byId.has(id)) this.byId.set(id, call)
+    }
     const name = fragment.function?.name
     if (typeof name === 'string' && name && !call.name) call.name = name
     call.arguments += argumentsText(fragment.function?.arguments)

@@ -1,5 +1,6 @@
 import { Random } from 'koishi'
 import { ToolResult } from '../types'
+import { toolNamePattern } from '../registry/names'
 import { ChatToolCall, RawToolCall } from './messages'
 
 /*
@@ -18,6 +19,21 @@ export const failureStreakLimit = 3
 /** The name sent back in place of an empty tool name (strict endpoints reject `""`). */
 export const missingToolName = 'missing_tool_name'
 
+/**
+ * The name a call is sent back under: the model's name when it is a legal
+ * tool name, else the name with every character outside `[a-zA-Z0-9_-]`
+ * replaced by `_` and cut to 64 characters ({@link missingToolName} when
+ * nothing is left). Endpoints check the names of earlier calls
+ * (`functions.read`, `read<|channel|>commentary` from models that leak their
+ * chat template) and refuse the whole request, so one such call would break
+ * every later request of the conversation.
+ */
+export function wireToolName(name: string) {
+  if (toolNamePattern.test(name)) return name
+  const legal = name.slice(0, 256).replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64)
+  return /[a-zA-Z0-9]/.test(legal) ? legal : missingToolName
+}
+
 /** A generated tool-call id, for calls whose id is missing, empty or repeated. */
 export function generateCallId() {
   return `call_${Random.id(24)}`
@@ -27,7 +43,8 @@ export function generateCallId() {
  * Repairs the tool calls of one response so they can be executed and sent
  * back: an empty, missing or repeated id gets a generated one (reported for
  * Qwen and Gemini's compatibility endpoint: a call with `id: ""` was
- * silently dropped); an empty name is sent back as {@link missingToolName};
+ * silently dropped); an empty or illegal name is sent back in the legal
+ * form {@link wireToolName} gives it;
  * arguments that are not a JSON object are sent back as `{}` because several
  * servers (Ollama, vLLM) parse the arguments of earlier calls and refuse the
  * whole request otherwise — the tool message then tells the model what was
@@ -44,7 +61,7 @@ export function repairToolCalls(calls: RawToolCall[]): { wire: ChatToolCall; raw
       wire: {
         id,
         type: 'function',
-        function: { name: raw.name || missingToolName, arguments: isJSONObject(raw.arguments) ? raw.arguments : '{}' },
+        function: { name: wireToolName(raw.name), arguments: isJSONObject(raw.arguments) ? raw.arguments : '{}' },
       },
     }
   })

@@ -43,6 +43,15 @@ export interface LoopOptions {
 }
 
 /**
+ * Most tool calls of one response kept in the conversation (at least
+ * `maxToolCalls + 1`, so one "not run" answer tells the model); the calls
+ * after them are dropped from the assistant message, so a response of
+ * thousands of calls cannot make every later request of the turn and the
+ * history carry thousands of calls and answers.
+ */
+export const maxKeptToolCalls = 256
+
+/**
  * How a run ended:
  * - `answer`: the model answered in text (`text`, possibly empty);
  * - `max-steps`: `maxSteps` requests were made and the model still wanted
@@ -67,7 +76,8 @@ export interface LoopResult {
  * names the model was shown; calls of one step run concurrently when every
  * called tool is parallel (`traits.parallel ?? effect === 'read'`),
  * otherwise in order; at most `maxToolCalls` calls of one response run,
- * the others are answered "not run". Guards: see `guards.ts`. When the model has been
+ * the others are answered "not run" (calls after {@link maxKeptToolCalls}
+ * are dropped). Guards: see `guards.ts`. When the model has been
  * refused a repeated call twice in a turn, the next request asks for a
  * text answer (`tool_choice: "none"`). Never throws: failures of the
  * endpoint end the run with `status: 'error'`.
@@ -98,7 +108,12 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
       return { status: 'stopped', text, steps: step, calls }
     }
 
-    const repaired = repairToolCalls(completion.toolCalls)
+    // A response asking for hundreds of calls (each may post an approval to the chat) runs only the first
+    // ones; beyond `keep`, calls are dropped from the conversation, which every later request carries.
+    const limit = options.maxToolCalls ?? 32
+    const keep = Math.max(limit + 1, maxKeptToolCalls)
+    const asked = completion.toolCalls.length
+    const repaired = repairToolCalls(completion.toolCalls.slice(0, keep))
     const assistant: AssistantMessage = { role: 'assistant', content: completion.content, tool_calls: repaired.map((item) => item.wire) }
     if (completion.reasoningContent !== undefined) assistant.reasoning_content = completion.reasoningContent
     messages.push(assistant)
@@ -110,9 +125,8 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
       return { status: 'max-steps', text, steps: step, calls }
     }
 
-    // A response asking for hundreds of calls (each may post an approval to the chat) runs only the first ones.
-    const limit = options.maxToolCalls ?? 32
-    const tooMany = `Not run: this response asked for ${repaired.length} tool calls; at most ${limit} run per response. Call fewer tools at once.`
+    const dropped = asked > keep ? ` The ${asked - keep} calls after the first ${keep} were dropped.` : ''
+    const tooMany = `Not run: this response asked for ${asked} tool calls; at most ${limit} run per response.${dropped} Call fewer tools at once.`
     const planned: PlannedCall[] = repaired.map(({ raw }, index) => ({ call: raw, refusal: index < limit ? guards.repetition(raw) : tooMany }))
     try {
       await options.onToolCalls?.(planned, completion.content)

@@ -3,6 +3,7 @@ import { localeIds, locales } from '../locales'
 import { AgentOptions } from '../agent/config'
 import { AgentRunner, AgentTurn } from '../agent/runner'
 import { PlannedCall } from '../agent/loop'
+import { unsafeCharacters } from '../permission/texts'
 
 /** Plain text of a chat message: elements dropped, entities decoded, trimmed. */
 export function plainText(content: string) {
@@ -78,11 +79,26 @@ export function replyOf(session: Session, turn: AgentTurn) {
   }
 }
 
-/** Posts the model's interim text and a line naming the tools about to run. */
+/** Most characters of one call's description in a progress line. */
+const maxCallText = 100
+
+/**
+ * Posts the model's interim text and a line naming the tools about to run:
+ * the calls a guard did not refuse, each on one line and cut to
+ * {@link maxCallText} characters (a model chooses the names and arguments).
+ */
 async function sendProgress(session: Session, calls: PlannedCall[], interim: string | null) {
   if (interim?.trim()) await session.send(h.text(interim.trim()))
-  const tools = calls.map(({ call }) => describeCall(session, call.name, call.arguments)).join(', ')
+  const running = calls.filter((item) => !item.refusal)
+  if (!running.length) return
+  const tools = running.map(({ call }) => shortText(describeCall(session, call.name, call.arguments))).join(', ')
   await session.send(session.text('chatluna-tools.agent.progress', { tools }))
+}
+
+/** A text on one line (control characters, line breaks and bidi controls as spaces), cut to {@link maxCallText} characters. */
+function shortText(text: string) {
+  const line = text.slice(0, maxCallText + 1).replace(unsafeCharacters, ' ')
+  return line.length > maxCallText ? line.slice(0, maxCallText - 1) + '…' : line
 }
 
 /** A short description of a call: the tool's `render.call`, else its name. */

@@ -21,10 +21,10 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
       const tools = ctx.tools.list(scope)
       if (!tools.length) return session.text('.empty')
       const locales = ctx.tools.locales(session)
-      return [
-        session.text('.header', { count: tools.length }),
+      return plainReply([
+        h.unescape(session.text('.header', { count: tools.length })),
         ...tools.map((entry) => `${entry.definition.name} — ${summary(describeTool(entry, scope, locales), 80)}`),
-      ].join('\n')
+      ])
     })
 
   ctx.command('tools.info <name:string>')
@@ -39,19 +39,18 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
       const { definition } = entry
       const traits = definition.traits ?? {}
       const effect = traits.effect ?? 'exec'
-      const lines = [
-        session.text('.title', { name, source: entry.source, plugin: entry.plugin }),
+      return plainReply([
+        h.unescape(session.text('.title', { name, source: entry.source, plugin: entry.plugin })),
         describeTool(entry, scope, locales),
-        session.text('.traits', {
+        h.unescape(session.text('.traits', {
           effect,
           parallel: String(traits.parallel ?? effect === 'read'),
           timeout: traits.timeout ?? ctx.tools.config.timeout,
-        }),
-        session.text('.schema'),
+        })),
+        h.unescape(session.text('.schema')),
         JSON.stringify(entry.schema.jsonSchema(locales), null, 2),
-        ...explanationLines(ctx, explanation, locales),
-      ]
-      return lines.join('\n')
+        ...explanationLines(ctx, explanation, locales).map((line) => h.unescape(line)),
+      ])
     })
 
   ctx.command('tools.call <name:string> [args:text]')
@@ -70,6 +69,16 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
       })
       return ctx.tools.reply(session, result, safeParse(args))
     })
+}
+
+/**
+ * Lines of plain text as one reply. Descriptions and schemas come from
+ * plugins and MCP servers: a description holding `<at type="all"/>` or
+ * `<image url=…>` must reach the chat as those characters, never as a
+ * mention or an image the bot fetches, so the whole text is escaped once.
+ */
+function plainReply(lines: string[]) {
+  return h.escape(lines.join('\n'))
 }
 
 function safeParse(text: string | undefined) {

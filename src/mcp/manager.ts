@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'fs/promises'
-import { resolve } from 'path'
-import { Context, Logger } from 'koishi'
+import { extname, resolve } from 'path'
+import { Context, Logger, Random } from 'koishi'
 import { ContentBlock } from '../types'
 import type { ToolService } from '../service'
 import { McpOptions } from './config'
@@ -123,15 +123,27 @@ export class McpManager {
    * `<callId>-<name>`, and returns its file block (size in bytes). The call
    * id may be a model's tool-call id and the name comes from the server:
    * both are cut down to `[A-Za-z0-9_.-]` (no `/`), so the file always lands
-   * in that folder.
+   * in that folder. An existing file is never replaced: a name already taken
+   * gets a random suffix before its extension.
    */
   private async saveBlob(callId: string, name: string, data: string, mimeType?: string): Promise<ContentBlock> {
     const buffer = Buffer.from(data, 'base64')
     const dir = resolve(this.service.outputDir, 'mcp')
     await mkdir(dir, { recursive: true })
     const safe = (text: string) => String(text).replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 80)
-    const path = resolve(dir, `${safe(callId)}-${safe(name)}`)
-    await writeFile(path, buffer)
+    const base = `${safe(callId)}-${safe(name)}`
+    const extension = extname(base)
+    // Never over another file: two resources of one call may share a name, and models reuse call ids.
+    let path: string
+    for (let attempt = 0; ; attempt++) {
+      path = resolve(dir, attempt ? `${base.slice(0, base.length - extension.length)}-${Random.id(8)}${extension}` : base)
+      try {
+        await writeFile(path, buffer, { flag: 'wx' })
+        break
+      } catch (error) {
+        if (error?.code !== 'EEXIST' || attempt >= 10) throw error
+      }
+    }
     return { type: 'file', path, name, mimeType, size: buffer.length }
   }
 }

@@ -40,8 +40,9 @@ function jsonRpcError(koa: any, status: number, code: number, message: string) {
 /**
  * The MCP server "self" over Streamable HTTP, mounted on Koishi's own
  * server at `config.path` (issue "MCP", item 7). Off unless `enabled`;
- * without a `token` it is not mounted (a warning says why). Every request
- * needs `Authorization: Bearer <token>`; a missing or wrong token gets 401.
+ * without a `token` (spaces around it do not count) it is not mounted (a
+ * warning says why). Every request needs `Authorization: Bearer <token>`;
+ * a missing or wrong token gets 401.
  *
  * Session-based (the SDK's stateful mode): a client's `initialize` opens a
  * session (`Mcp-Session-Id`), so that `notifications/cancelled` reaches the
@@ -56,7 +57,9 @@ function jsonRpcError(koa: any, status: number, code: number, message: string) {
  * permission and approval, hooks).
  */
 export function applyMcpServer(ctx: Context, provider: McpSelfProvider, config: McpSelfConfig) {
-  if (!config.token) {
+  // Spaces around a pasted token are not part of it; a token of spaces only is no token.
+  const token = config.token?.trim()
+  if (!token) {
     logger.warn('the MCP server (mcp.server) is enabled but has no token, so it is not served; set mcp.server.token')
     return
   }
@@ -109,7 +112,7 @@ export function applyMcpServer(ctx: Context, provider: McpSelfProvider, config: 
   }
 
   const handler = async (koa: any) => {
-    if (!hasBearer(koa.get('authorization'), config.token)) {
+    if (!hasBearer(koa.get('authorization'), token)) {
       koa.set('WWW-Authenticate', 'Bearer realm="chatluna-tools"')
       return jsonRpcError(koa, 401, -32001, 'Unauthorized: send the token of mcp.server as "Authorization: Bearer <token>".')
     }

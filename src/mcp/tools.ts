@@ -3,6 +3,7 @@ import { ToolSchema } from '@modelcontextprotocol/sdk/types.js'
 import { ToolAnnotations, ToolCall, ToolDefinition, ToolOutput } from '../types'
 import { mcpToolName } from '../registry/names'
 import { findMatch } from '../visibility/patterns'
+import { maxSchemaDepth, nestedDeeperThan } from '../schema/limits'
 
 /** A tool of an MCP server that becomes a tool of `ctx.tools`. */
 export interface PlannedTool {
@@ -28,7 +29,8 @@ export interface ToolPlan {
 /**
  * Plans the tools of server `serverId` from its `tools/list` answer (every
  * page, in the server's order): each entry is checked against the MCP tool
- * shape (a malformed one is skipped with the reason), kept only if `filter`
+ * shape (a malformed one, or one nested more than {@link maxSchemaDepth}
+ * levels deep, is skipped with the reason), kept only if `filter`
  * is empty or one of its glob patterns matches the tool's own name or
  * its full name, and named by {@link mcpToolName}. When two tools end up
  * with the same name after sanitising and cutting, the first in the
@@ -39,12 +41,18 @@ export function planTools(serverId: string, listed: unknown[], filter: string[] 
   const byName = new Map<string, Tool>()
   for (const raw of listed) {
     const parsed = ToolSchema.safeParse(raw)
-    const label = typeof (raw as any)?.name === 'string' ? (raw as any).name : JSON.stringify(raw)?.slice(0, 80)
+    const label = typeof (raw as any)?.name === 'string' ? (raw as any).name : shortJSON(raw)
     if (!parsed.success) {
       plan.skipped.push({ tool: label, reason: `not a valid MCP tool: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(tool)'}: ${issue.message}`).join('; ')}` })
       continue
     }
     const tool = parsed.data as Tool
+    // Compared, validated, converted and sent to models by recursive code: too deep a schema would break them all.
+    const deep = (['inputSchema', 'outputSchema', 'annotations', '_meta'] as const).find((key) => nestedDeeperThan(tool[key], maxSchemaDepth))
+    if (deep) {
+      plan.skipped.push({ tool: tool.name, reason: `its ${deep} is nested more than ${maxSchemaDepth} levels deep` })
+      continue
+    }
     const name = mcpToolName(serverId, tool.name)
     if (filter.length && !findMatch(filter, tool.name) && !findMatch(filter, name)) {
       plan.filtered++
@@ -62,6 +70,12 @@ export function planTools(serverId: string, listed: unknown[], filter: string[] 
     plan.tools.push({ name, tool })
   }
   return plan
+}
+
+/** The start of a value as JSON, for a tool without a name; a value JSON cannot encode (too deep) is described instead. */
+function shortJSON(value: unknown) {
+  if (nestedDeeperThan(value, maxSchemaDepth)) return '(a tool without a name, nested too deep to show)'
+  return JSON.stringify(value)?.slice(0, 80) ?? String(value)
 }
 
 /**

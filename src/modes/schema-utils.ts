@@ -31,21 +31,36 @@ function resolvePointer(root: JSONSchema, ref: string): JSONSchema | undefined {
 }
 
 /**
+ * Most schema objects {@link inlineRefs} visits before it stops expanding
+ * references: definitions that each use the next one twice would otherwise
+ * double the copy at every level (30 levels: a billion objects).
+ */
+export const maxInlinedNodes = 10000
+
+/** Most references expanded inside one another (a chain of definitions, each using the next). */
+export const maxRefNesting = 16
+
+/**
  * A copy of `schema` with every local `$ref` replaced by what it points to
  * (sibling keywords of the `$ref` win), and `$defs` / `definitions` removed.
- * A reference that cannot be resolved, or one nested deeper than `maxDepth`
- * inside its own expansion (a recursive schema), becomes `fallback(ref)`.
+ * A reference that cannot be resolved, one nested deeper than `maxDepth`
+ * inside its own expansion (a recursive schema), one inside
+ * {@link maxRefNesting} other expansions, and every reference met after
+ * {@link maxInlinedNodes} objects becomes `fallback(ref)`.
  */
 export function inlineRefs(schema: JSONSchema, fallback: (ref: string) => JSONSchema, maxDepth = 4): JSONSchema {
   const root = schema
+  let nodes = 0
   const visit = (node: unknown, stack: string[]): any => {
     if (Array.isArray(node)) return node.map((item) => visit(item, stack))
     if (!isObject(node)) return node
+    nodes++
     if (typeof node.$ref === 'string') {
       const { $ref, ...rest } = node
       const target = resolvePointer(root, $ref)
       const depth = stack.filter((item) => item === $ref).length
-      if (!target || depth >= maxDepth) return { ...fallback($ref), ...visit(rest, stack) }
+      const spent = nodes > maxInlinedNodes || stack.length >= maxRefNesting
+      if (!target || depth >= maxDepth || spent) return { ...fallback($ref), ...visit(rest, stack) }
       return visit({ ...target, ...rest }, [...stack, $ref])
     }
     const result: JSONSchema = {}

@@ -129,8 +129,9 @@ export class ApprovalManager {
   /**
    * Posts an approval for a call the decision says to `ask` about and
    * waits for the answer, the timeout, or the call's abort. Without a
-   * session and without `scope.approvalChannel`, or when posting fails,
-   * the call is denied at once with `approval-unavailable`.
+   * session and without `scope.approvalChannel`, or when posting fails or
+   * the platform does not confirm the post within the approval timeout,
+   * the call is denied with `approval-unavailable`.
    */
   async request(call: ToolCall, subject: PermissionSubject, decision: PermissionDecision): Promise<{ verdict: PermissionVerdict; approval?: Approval }> {
     const { ctx } = this.host
@@ -170,8 +171,14 @@ export class ApprovalManager {
     }
     const text = approvalPrompt(ctx, session ?? ctx.i18n.fallback(call.scope.locale ? [call.scope.locale] : []), approval, timeout)
     try {
-      if (session) await session.send(h.escape(text))
-      else await bot.sendMessage(channel.channelId, h.escape(text), channel.guildId)
+      // A platform that never answers must not hold the call past the approval's own timeout.
+      const posting = session ? session.send(h.escape(text)) : bot.sendMessage(channel.channelId, h.escape(text), channel.guildId)
+      const posted = await settleWithin(posting, timeout, call.signal)
+      if (posted === 'aborted') return { verdict: aborted(call) }
+      if (posted === 'timeout') {
+        logger.warn('could not post approval %s: no answer from the platform within %d ms', id, timeout)
+        return unavailable(`the approval request could not be posted within ${seconds(timeout)} s`)
+      }
     } catch (error) {
       logger.warn('could not post approval %s: %s', id, error)
       return unavailable(`the approval request could not be posted (${error?.message ?? error})`)
@@ -309,6 +316,22 @@ export class ApprovalManager {
     if (this.recent.size > recentLimit) this.recent.delete(this.recent.keys().next().value)
     item.settle(verdict)
   }
+}
+
+/** Waits for `promise` at most `ms`, or until `signal` aborts; rejects as `promise` does. */
+function settleWithin(promise: Promise<unknown>, ms: number, signal: AbortSignal): Promise<'done' | 'timeout' | 'aborted'> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => finish('timeout'), ms)
+    const onAbort = () => finish('aborted')
+    signal.addEventListener('abort', onAbort, { once: true })
+    function finish(outcome: 'done' | 'timeout' | 'aborted', error?: unknown) {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', onAbort)
+      if (error) reject(error)
+      else resolve(outcome)
+    }
+    promise.then(() => finish('done'), (error) => finish('done', error ?? new Error('posting failed')))
+  })
 }
 
 function aborted(call: ToolCall): PermissionVerdict {

@@ -30,7 +30,7 @@ function sayPath(ctx: Context, audience: Audience, path: string, params: Dict): 
 }
 
 /** Characters that could fake lines or reorder text: C0/C1 controls, line and paragraph separators, bidi controls. */
-const unsafeCharacters = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+export const unsafeCharacters = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
 
 /**
  * A value shown inside one line of a chat text (a target, an action, a

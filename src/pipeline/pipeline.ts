@@ -139,13 +139,15 @@ export class Pipeline {
         .filter((tool) => !this.host.isModeTool?.(tool) && visibility.isVisible(tool, scope))
         .map((tool) => tool.definition.name)
       const close = closestNames(requested, candidates)
+      // Echo a model's megabyte-long name only in part.
+      const shown = requested.length > 100 ? `${requested.slice(0, 100)}…` : requested
       return [failure('invalid', {
         code: 'unknown-tool',
-        message: requested ? `There is no tool named "${requested}".` : 'The tool call has no tool name.',
+        message: requested ? `There is no tool named "${shown}".` : 'The tool call has no tool name.',
         hint: close.length ? `Call one of the available tools, e.g. ${close.join(', ')}.` : 'No tools are available here.',
         text: {
           path: `chatluna-tools.error.${requested ? 'unknown-tool' : 'no-tool-name'}${close.length ? '' : '-none'}`,
-          params: { name: requested, names: close.join(', ') },
+          params: { name: shown, names: close.join(', ') },
         },
       }, this.meta(request))]
     }

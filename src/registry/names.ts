@@ -21,13 +21,18 @@ export function normalizeToolName(name: string) {
   return name.trim().toLowerCase().replace(/[-\s]/g, '_')
 }
 
+/** Characters of a name compared by {@link closestNames}: twice the longest legal name. */
+const comparedLength = 128
+
 /**
  * Up to `limit` names from `candidates` closest to `name`, closest first
  * (Levenshtein distance on the normal form, ties by name). For an empty name
  * every candidate is equally close, so the first ones in name order are given.
+ * Only the first 128 characters of `name` are compared, so a model's
+ * megabyte-long name costs no more than a long legal one.
  */
 export function closestNames(name: string, candidates: Iterable<string>, limit = 5) {
-  const target = normalizeToolName(name || '')
+  const target = normalizeToolName(String(name || '').slice(0, comparedLength))
   return [...candidates]
     .map((candidate) => {
       const normal = normalizeToolName(candidate)

@@ -2,6 +2,8 @@ import { Context, Logger } from 'koishi'
 import { DefineOptions, sourcePriority, ToolDefinition, ToolEntry } from '../types'
 import { assertToolName, normalizeToolName } from './names'
 import { ArgumentSchema } from '../schema/validate'
+import { isSchemastery } from '../schema/schemastery'
+import { maxSchemaDepth, nestedDeeperThan } from '../schema/limits'
 
 const logger = new Logger('chatluna-tools')
 
@@ -39,8 +41,9 @@ export class ToolRegistry {
    * Adds a definition for the plugin whose context is `ctx` (named `plugin`
    * in explanations and the console; default: that context's plugin name).
    * Throws a `TypeError` for an illegal name, a definition without `run` or
-   * `forward`, a description that is not a string, or an unknown
-   * `options.source`. Returns the entry; remove it with `remove(entry)`.
+   * `forward`, a description that is not a string, an unknown
+   * `options.source`, or raw `parameters` nested more than
+   * {@link maxSchemaDepth} levels deep. Returns the entry; remove it with `remove(entry)`.
    */
   add(ctx: Context, definition: ToolDefinition, options: DefineOptions = {}, plugin = pluginName(ctx)): RegisteredTool {
     assertToolName(definition?.name)
@@ -52,6 +55,9 @@ export class ToolRegistry {
     }
     const source = options.source ?? 'plugin'
     if (!(source in sourcePriority)) throw new TypeError(`unknown tool source "${source}"`)
+    if (!isSchemastery(definition.args) && nestedDeeperThan(definition.parameters, maxSchemaDepth)) {
+      throw new TypeError(`tool "${definition.name}" has a parameters schema nested more than ${maxSchemaDepth} levels deep`)
+    }
     const entry: RegisteredTool = {
       definition,
       source,
