@@ -3,7 +3,7 @@ import { Schema } from 'koishi'
 import { createApp, noBuiltins, TestApp } from './helpers/app'
 import { ReplayServer, startReplayServer } from './helpers/replay-server'
 import { answer, calls, stream } from './helpers/completions'
-import { maxKeptToolCalls } from '../src/agent/loop'
+import { maxKeptToolCalls, progressWait } from '../src/agent/loop'
 import { trimToTurns } from '../src/agent/history'
 import { ChatMessage } from '../src/agent/messages'
 
@@ -61,6 +61,18 @@ describe('hostile input: model output', function () {
     expect(history[2].tool_calls.map((call) => call.function.name)).to.deep.equal(['functions_lookup', 'lookup__channel__commentary', 'missing_tool_name', 'lookup'])
     expect(history[3].content).to.match(/^Error \[unknown-tool\]: There is no tool named "functions\.lookup"/)
     expect(history[6].content).to.equal('record z 1')
+  })
+
+  it('runs the tools and answers when the platform never confirms the progress message', async function () {
+    this.timeout(15000)
+    const bot = test.app.bots[0]
+    const send = bot.sendMessage.bind(bot)
+    bot.sendMessage = (channelId, content, ...rest) => String(content).startsWith('Running:') ? new Promise(() => {}) : send(channelId, content, ...rest)
+    server.enqueue(calls({ id: 'a', name: 'lookup', arguments: '{"key":"x"}' }), answer('done anyway'))
+    const started = Date.now()
+    expect(await test.app.mock.client('admin').receive('agent go')).to.deep.equal(['done anyway'])
+    expect(Date.now() - started).to.be.within(progressWait - 100, progressWait + 3000)
+    expect(runs).to.equal(1)
   })
 
   it('reads a stream of 60 000 tool calls without index in linear time', async function () {

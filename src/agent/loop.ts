@@ -128,9 +128,8 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
     const dropped = asked > keep ? ` The ${asked - keep} calls after the first ${keep} were dropped.` : ''
     const tooMany = `Not run: this response asked for ${asked} tool calls; at most ${limit} run per response.${dropped} Call fewer tools at once.`
     const planned: PlannedCall[] = repaired.map(({ raw }, index) => ({ call: raw, refusal: index < limit ? guards.repetition(raw) : tooMany }))
-    try {
-      await options.onToolCalls?.(planned, completion.content)
-    } catch {}
+    // A progress message is a courtesy: a platform that never confirms the send must not hold up the turn.
+    await atMost(progressWait, options.signal, () => options.onToolCalls?.(planned, completion.content))
     const runnable = planned.filter((item) => !item.refusal)
     const run = (item: PlannedCall) => tools.call({
       name: item.call.name,
@@ -183,5 +182,25 @@ function argumentsFor(tools: ToolService, call: RawToolCall, dialect: LoopOption
     return stripStrictNulls(entry.schema.jsonSchema(), JSON.parse(call.arguments || '{}'))
   } catch {
     return call.arguments
+  }
+}
+
+/** Longest wait (ms) for the progress messages of one step to be sent before its tools run. */
+export const progressWait = 5000
+
+/** Runs `task` and waits for it at most `ms` ms or until `signal` aborts; its errors are ignored. */
+async function atMost(ms: number, signal: AbortSignal | undefined, task: () => unknown): Promise<void> {
+  let timer: ReturnType<typeof setTimeout>
+  let onAbort: () => void
+  const done = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms)
+    onAbort = resolve
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+  try {
+    await Promise.race([Promise.resolve().then(task).catch(() => {}), done])
+  } finally {
+    clearTimeout(timer)
+    signal?.removeEventListener('abort', onAbort)
   }
 }
