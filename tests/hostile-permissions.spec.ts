@@ -6,6 +6,7 @@ import { createApp, noBuiltins, TestApp } from './helpers/app'
 import { ReplayServer, startReplayServer } from './helpers/replay-server'
 import { answer, calls } from './helpers/completions'
 import { callText, defineTestTools, nextApproval } from './helpers/permissions'
+import { oneLine } from '../src/permission/texts'
 
 /*
  * Hostile input against permissions and visibility: a workDir behind a
@@ -108,6 +109,11 @@ describe('hostile input: permissions', () => {
   })
 
   describe('approval prompts', () => {
+    it('cut an over-long value with a note that reads the same in every language', () => {
+      expect(oneLine('a'.repeat(600))).to.equal('a'.repeat(500) + '…(+100)')
+      expect(oneLine('x\ny', 10)).to.equal('x\\ny')
+    })
+
     it('show a target, an action and a requester name built to fake prompt lines on one line each', async () => {
       test = await createApp({ ...noBuiltins, callAuthority: 1 }, { database: true, locale: 'en-US' })
       defineTestTools(test.app, [])

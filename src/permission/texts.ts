@@ -37,7 +37,8 @@ export const unsafeCharacters = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u
  * name): control characters, line separators and bidi controls as `\n`,
  * `\u202e`-style escapes, so a model-written command cannot fake more
  * lines of an approval prompt ("Risk: none") or hide its end; cut to
- * `limit` characters with a note of how many more there are.
+ * `limit` characters, then `…(+N)` with the number of characters cut (the
+ * same in every language).
  */
 export function oneLine(value: unknown, limit = 500): string {
   const text = String(value ?? '').replace(unsafeCharacters, (char) => {
@@ -47,7 +48,7 @@ export function oneLine(value: unknown, limit = 500): string {
     if (char === '\t') return '\\t'
     return '\\u' + code.toString(16).padStart(4, '0')
   })
-  return text.length > limit ? `${text.slice(0, limit)}… (${text.length - limit} more characters)` : text
+  return text.length > limit ? `${text.slice(0, limit)}…(+${text.length - limit})` : text
 }
 
 /** Text parameters with the values a caller or a model chose shown on one line each ({@link oneLine}). */
