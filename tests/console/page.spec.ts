@@ -61,6 +61,9 @@ describe('console: the page in Chromium', function () {
     const groups = await page.locator('.tool-list .group-title').allInnerTexts()
     expect(groups.map((text) => text.split(/\s/)[0].toLowerCase())).to.deep.equal(['built-in', 'plugins'])
     expect(await page.locator('a[href$="/chatluna-tools"]').count(), 'sidebar link').to.be.greaterThan(0)
+    // Seven entries: six tools (one hidden in this scope) and tool_search, which the count leaves out and names.
+    expect(await page.locator('.tool-item').count()).to.equal(7)
+    expect(await page.locator('.tool-list .summary').innerText()).to.equal('5 of 6 tools visible (not counted: the mode tool tool_search)')
     // Search by description, Chinese included.
     await page.locator('.tool-list .search-input input').fill('城市天气')
     await expect(await page.locator('.tool-item').count()).to.equal(1)
