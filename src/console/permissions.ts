@@ -151,6 +151,8 @@ export function approvalView(approval: Approval): ApprovalView {
     channelId: approval.place.channelId,
     createdAt: approval.createdAt,
     expiresAt: approval.expiresAt,
+    // A compound action (a shell line of several commands): every part with its own decision.
+    parts: approval.parts?.length > 1 ? approval.parts.map((part) => ({ ...part })) : undefined,
   }
   for (const key of Object.keys(view) as (keyof ApprovalView)[]) {
     if (view[key] === undefined) delete view[key]

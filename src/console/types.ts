@@ -190,6 +190,8 @@ export interface ApprovalView {
   /** ms since epoch */
   createdAt?: number
   expiresAt?: number
+  /** The parts of a compound action (e.g. the commands of one shell line), each with its decision; absent for a simple action. */
+  parts?: { action: string; target: string; decision: 'allow' | 'ask' | 'deny' }[]
 }
 
 /** A permission rule as the page shows it (fields as the permission service gives them). */

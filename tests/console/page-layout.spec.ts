@@ -140,6 +140,28 @@ describe('console: the page in both languages (Chromium)', function () {
     }
   })
 
+  it('an approval of a compound shell line lists every part with its decision', async () => {
+    const asked = env.app.mock.client('asker').receive('tools.call bash {"command":"ls | wc -l"}')
+    let approval = env.app.tools.permissions.approvals.pending().find((item) => item.tool === 'bash')
+    while (!approval) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      approval = env.app.tools.permissions.approvals.pending().find((item) => item.tool === 'bash')
+    }
+    const expected = { 'en-US': ['ls needs approval', 'wc -l needs approval'], 'zh-CN': ['ls 需要审批', 'wc -l 需要审批'] }
+    try {
+      for (const [locale, page] of Object.entries(pages)) {
+        await page.locator('[data-tab="approvals"]').click()
+        const card = page.locator(`.approval[data-approval="${approval.id}"]`)
+        await card.locator('.part').first().waitFor()
+        expect(await card.locator('.part').allInnerTexts(), locale).to.deep.equal(expected[locale])
+        await card.screenshot({ path: join(output, `approval-parts-${locale}.png`) })
+      }
+    } finally {
+      await env.app.tools.permissions.approvals.answer(approval.id, 'reject', { platform: 'console', userId: 'owner', authority: 5, private: true })
+      await asked
+    }
+  })
+
   it('the call log gives times in the page\'s language', async () => {
     const times = { 'en-US': /^\d{1,2}:\d{2}:\d{2} [AP]M$/, 'zh-CN': /^\d{2}:\d{2}:\d{2}$/ }
     for (const [locale, page] of Object.entries(pages)) {

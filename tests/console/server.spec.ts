@@ -202,6 +202,20 @@ describe('console: server side', function () {
       expect((await socket.send('chatluna-tools/calls', 5))[0].id).to.equal(calls[0].id)
     })
 
+    it('lists a compound shell line whole, with every part and its decision', async () => {
+      await env.app.mock.initUser('u5', 4)
+      const reply = env.app.mock.client('u5').receive('tools.call bash {"command":"ls | wc -l"}')
+      const [approval] = await socket.until('chatluna-tools-approvals', (value) => value?.length === 1)
+      expect(approval).to.deep.include({
+        tool: 'bash',
+        target: 'ls | wc -l',
+        parts: [{ action: 'exec:ls', target: 'ls', decision: 'ask' }, { action: 'exec:wc', target: 'wc -l', decision: 'ask' }],
+      })
+      expect(await socket.send('chatluna-tools/answer', approval.id, 'reject')).to.include({ ok: true, code: 'rejected' })
+      await reply
+      await socket.until('chatluna-tools-approvals', (value) => value?.length === 0)
+    })
+
     it('lists a pending approval from chat and answers it: once runs the call, reject refuses it', async () => {
       await socket.send('chatluna-tools/set-policy', 'get_weather', 'approval')
       await env.app.mock.initUser('u3', 4)
