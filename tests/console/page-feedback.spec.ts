@@ -1,13 +1,12 @@
 import { expect } from 'chai'
-import { mkdirSync, mkdtempSync, rmSync } from 'fs'
+import { mkdtempSync, rmSync } from 'fs'
 import { tmpdir } from 'os'
 import { join } from 'path'
 import { BrowserContext, Page } from 'playwright-core'
 import { Context, Schema } from 'koishi'
-import { ConsoleApp, createConsoleApp } from '../helpers/console'
+import { ConsoleApp } from '../helpers/console'
 import { demoTools } from '../helpers/demo-tools'
-import { root, stagePackage } from '../helpers/stage'
-import { assertChromium, openBrowser, toolItem } from '../helpers/browser'
+import { createPageApp, openBrowser, toolItem, screenshots } from '../helpers/browser'
 import { approvalAnswers } from '../../src/permission/answers'
 import { ConsoleAuthorityError } from '../../src/console'
 
@@ -15,7 +14,7 @@ import { ConsoleAuthorityError } from '../../src/console'
 // headless Chromium against the built page (as page.spec.ts). Screenshots
 // go to tests/output/console/.
 
-const output = join(root, 'tests/output/console')
+const output = screenshots
 
 /** Tools without arguments: none at all, an empty Schemastery object, and an MCP-style JSON Schema with none. */
 const argumentless = {
@@ -72,11 +71,7 @@ describe('console: what the page tells the admin (Chromium)', function () {
   }
 
   before(async function () {
-    assertChromium()
-    mkdirSync(output, { recursive: true })
-    const folder = stagePackage(join(root, 'tests/output/stage'))
-    env = await createConsoleApp({
-      plugin: require(folder),
+    env = await createPageApp({
       plugins: [[demoTools], [argumentless]],
       locale: 'en-US',
     })

@@ -1,20 +1,19 @@
 import { expect } from 'chai'
-import { mkdirSync, mkdtempSync, rmSync } from 'fs'
+import { mkdtempSync, rmSync } from 'fs'
 import { tmpdir } from 'os'
 import { join } from 'path'
 import { BrowserContext, Page } from 'playwright-core'
 import { Context } from 'koishi'
-import { ConsoleApp, createConsoleApp } from '../helpers/console'
+import { ConsoleApp } from '../helpers/console'
 import { demoTools, noBashInGroups } from '../helpers/demo-tools'
-import { root, stagePackage } from '../helpers/stage'
-import { assertChromium, openBrowser, toolItem } from '../helpers/browser'
+import { createPageApp, openBrowser, toolItem, screenshots } from '../helpers/browser'
 
 // The page as a person sees it, in both languages (headless Chromium against
 // the built page, as page.spec.ts): long names, empty states, dates and the
 // reasons of approvals. Screenshots of every tab in zh-CN and en-US go to
 // tests/output/console/look-<locale>-<tab>.png.
 
-const output = join(root, 'tests/output/console')
+const output = screenshots
 const longName = 'summarize_the_conversation_history_of_this_channel_in_detail'
 
 const longTool = {
@@ -35,11 +34,7 @@ describe('console: the page in both languages (Chromium)', function () {
   let reply: Promise<string[]>
 
   before(async function () {
-    assertChromium()
-    mkdirSync(output, { recursive: true })
-    const folder = stagePackage(join(root, 'tests/output/stage'))
-    env = await createConsoleApp({
-      plugin: require(folder),
+    env = await createPageApp({
       config: { scenes: [noBashInGroups] },
       plugins: [[demoTools], [longTool]],
       locale: 'en-US',

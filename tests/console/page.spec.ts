@@ -1,20 +1,19 @@
 import { expect } from 'chai'
-import { mkdirSync, mkdtempSync, rmSync } from 'fs'
+import { mkdtempSync, rmSync } from 'fs'
 import { tmpdir } from 'os'
 import { join } from 'path'
 import { BrowserContext, Page } from 'playwright-core'
 import * as sandbox from '@koishijs/plugin-sandbox'
-import { ConsoleApp, createConsoleApp } from '../helpers/console'
+import { ConsoleApp } from '../helpers/console'
 import { demoTools, noBashInGroups } from '../helpers/demo-tools'
-import { root, stagePackage } from '../helpers/stage'
-import { assertChromium, choose, openBrowser, toolItem } from '../helpers/browser'
+import { createPageApp, choose, openBrowser, toolItem, screenshots } from '../helpers/browser'
 
 // The console page in headless Chromium, against a real Koishi app (server,
 // console in production mode, sandbox, mock adapter, memory database) with
 // this plugin installed as from npm: the built page is what is tested.
 // Screenshots go to tests/output/console/.
 
-const output = join(root, 'tests/output/console')
+const output = screenshots
 const tool = toolItem
 
 describe('console: the page in Chromium', function () {
@@ -26,11 +25,7 @@ describe('console: the page in Chromium', function () {
   let profile: string
 
   before(async function () {
-    assertChromium()
-    mkdirSync(output, { recursive: true })
-    const folder = stagePackage(join(root, 'tests/output/stage'))
-    env = await createConsoleApp({
-      plugin: require(folder),
+    env = await createPageApp({
       config: { scenes: [noBashInGroups] },
       plugins: [[sandbox], [demoTools]],
       locale: 'en-US',

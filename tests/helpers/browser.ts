@@ -1,5 +1,8 @@
-import { existsSync } from 'fs'
+import { existsSync, mkdirSync } from 'fs'
+import { join } from 'path'
 import { chromium, Page } from 'playwright-core'
+import { ConsoleApp, ConsoleAppOptions, createConsoleApp } from './console'
+import { root, stagePackage } from './stage'
 
 // Headless Chromium for the console page tests: Debian's chromium driven by
 // playwright-core (no browser download).
@@ -43,3 +46,18 @@ export async function choose(page: Page, select: string, option: string) {
 
 /** The active entry of a tool in the page's tool list. */
 export const toolItem = (page: Page, name: string) => page.locator(`.tool-item[data-tool="${name}"][data-active="true"]`)
+
+/** Where the console browser tests save their screenshots. */
+export const screenshots = join(root, 'tests/output/console')
+
+/**
+ * A console app for a browser test, with this plugin installed as from npm
+ * (its built page is what the browser gets): checks that Chromium is there
+ * and that the screenshots folder exists first.
+ */
+export async function createPageApp(options: Omit<ConsoleAppOptions, 'plugin'>): Promise<ConsoleApp> {
+  assertChromium()
+  mkdirSync(screenshots, { recursive: true })
+  const folder = stagePackage(join(root, 'tests/output/stage'))
+  return createConsoleApp({ ...options, plugin: require(folder) })
+}
