@@ -1,9 +1,10 @@
 import { Ajv, type ValidateFunction } from 'ajv'
 import { RE2JS } from 're2js'
-import { Schema } from 'koishi'
+import { Dict, Schema } from 'koishi'
 import { ArgumentIssue, JSONSchema } from '../types'
 import { fromAjvErrors, fromSchemasteryError, mismatch, unknownProperty } from './issues'
 import { isSchemastery, toJSONSchema } from './json-schema'
+import { flatObject } from './flat-object'
 
 /*
  * Argument validation for the call pipeline (DESIGN.md step 3): wrong types
@@ -150,6 +151,8 @@ export class ArgumentSchema {
   readonly properties?: readonly string[]
 
   private validate?: ValidateFunction
+  /** Schemastery's result for a flat object that ajv accepted, without running it ({@link flatObject}). */
+  private flat?: (value: Dict) => Dict | undefined
   private declarations = new Map<string, JSONSchema>()
 
   private constructor(schema: Schema | undefined, parameters: JSONSchema | undefined) {
@@ -160,6 +163,7 @@ export class ArgumentSchema {
         // Descriptions do not affect validation; null counts as missing, as in Schemastery.
         json = toJSONSchema(schema, { descriptions: false, nullable: true })
         this.validate = compile(json)
+        this.flat = flatObject(schema)
       } catch {
         // Schemastery alone still validates below.
       }
@@ -235,6 +239,8 @@ export class ArgumentSchema {
       return { ok: false, issues: fromAjvErrors(validate.errors) }
     }
     if (!this.schema) return { ok: true, value }
+    const flat = validate && this.flat?.(value as Dict)
+    if (flat) return { ok: true, value: flat }
     try {
       return { ok: true, value: this.schema(value) }
     } catch (error) {
