@@ -4,7 +4,9 @@
  * `tool(...).invoke` with an equivalent zod schema, all in one process.
  * Target (foundation issue): our p50 ≤ 0.2 × LangChain's.
  *
- * Run: npm run bench:pipeline [-- --iterations 20000]
+ * Run: npm run bench:pipeline [-- --iterations 100000]. Fewer iterations
+ * leave the JIT cold and the ratios noisy (20 000 gave 0.19–0.23 where
+ * 100 000 gives 0.12–0.14 on the same machine).
  */
 import { mkdtemp, rm } from 'fs/promises'
 import { tmpdir } from 'os'
@@ -15,7 +17,7 @@ import { z } from 'zod'
 // The build in lib/ (npm run build:lib runs first; see bench/register.js).
 import * as tools from '../lib'
 
-const iterations = Number(process.argv[process.argv.indexOf('--iterations') + 1]) || 20000
+const iterations = Number(process.argv[process.argv.indexOf('--iterations') + 1]) || 100000
 const warmup = Math.min(2000, iterations / 5)
 
 interface Row { name: string; p50: number; p99: number; mean: number }
