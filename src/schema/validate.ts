@@ -124,6 +124,14 @@ function clone<T>(value: T): T {
 const emptyObject: JSONSchema = deepFreeze({ type: 'object', properties: {} })
 
 /**
+ * The keywords of a converted object whose keys are exactly its
+ * `properties`. Anything else lets more keys in: `additionalProperties` (a
+ * dict), `allOf` (an intersect with a union of objects, Koishi's
+ * conditional fields, or with a dict).
+ */
+const closedObjectKeys = new Set(['type', 'properties', 'required', 'default'])
+
+/**
  * The argument schema of one tool: its declaration for the model and its
  * validator. Build it once per definition with {@link ArgumentSchema.from};
  * the registry keeps it with the entry.
@@ -144,8 +152,9 @@ export class ArgumentSchema {
   readonly isObject: boolean
   /**
    * The only top-level keys a Schemastery object schema takes (its
-   * `properties`), or undefined when any key may come (a dict, a union of
-   * objects, a raw JSON Schema, which keeps its own `additionalProperties`).
+   * `properties`), or undefined when other keys may come (a dict, a union
+   * of objects, an intersect with either, a raw JSON Schema, which keeps
+   * its own `additionalProperties`).
    * Another key is an `invalid` issue, not silently ignored.
    */
   readonly properties?: readonly string[]
@@ -168,7 +177,7 @@ export class ArgumentSchema {
         // Schemastery alone still validates below.
       }
       this.isObject = json.type === 'object'
-      if (this.isObject && json.properties && json.additionalProperties === undefined && !json.patternProperties) {
+      if (this.isObject && json.properties && Object.keys(json).every((key) => closedObjectKeys.has(key))) {
         this.properties = Object.keys(json.properties)
       }
       return
