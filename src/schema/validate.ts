@@ -152,7 +152,7 @@ export class ArgumentSchema {
   readonly isObject: boolean
   /**
    * The only top-level keys a Schemastery object schema takes (its
-   * `properties`), or undefined when other keys may come (a dict, a union
+   * `properties`, hidden ones included), or undefined when other keys may come (a dict, a union
    * of objects, an intersect with either, a raw JSON Schema, which keeps
    * its own `additionalProperties`).
    * Another key is an `invalid` issue, not silently ignored.
@@ -169,8 +169,9 @@ export class ArgumentSchema {
       this.schema = schema
       let json: JSONSchema = {}
       try {
-        // Descriptions do not affect validation; null counts as missing, as in Schemastery.
-        json = toJSONSchema(schema, { descriptions: false, nullable: true })
+        // Descriptions do not affect validation; null counts as missing, as in Schemastery,
+        // which also takes and checks the hidden fields the model is not shown.
+        json = toJSONSchema(schema, { descriptions: false, nullable: true, hidden: true })
         this.validate = compile(json)
         this.flat = flatObject(schema)
       } catch {
@@ -239,7 +240,11 @@ export class ArgumentSchema {
     if (this.properties) {
       const known = this.properties
       const unknown = Object.keys(value as object).filter((key) => !known.includes(key))
-      if (unknown.length) return { ok: false, issues: unknown.map((key) => unknownProperty(key, known)) }
+      if (unknown.length) {
+        // The sentence names the properties the model is shown, not the hidden ones.
+        const shown = Object.keys(this.jsonSchema().properties ?? {})
+        return { ok: false, issues: unknown.map((key) => unknownProperty(key, shown)) }
+      }
     }
     const validate = this.validate
     // A missing non-object value (e.g. a result schema) is Schemastery's to judge.
