@@ -11,7 +11,8 @@ import { flatObject } from './flat-object'
  * and missing fields become a structured list of issues, never an exception.
  * ajv checks the JSON Schema (so the model is judged by exactly what it was
  * shown); for Schemastery tools the schema itself then runs to apply
- * defaults and transforms.
+ * defaults and transforms (for a flat object, `flat-object.ts` applies the
+ * defaults exactly as it would, without running it).
  */
 
 /**
