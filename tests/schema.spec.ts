@@ -276,6 +276,30 @@ describe('schema/validate', () => {
     expect(result.issues[0].message).to.equal(`"offset" is not a property of this tool (it takes: ${tool.properties.join(', ')})`)
   })
 
+  it('takes the keys of every member of an intersect: a union of objects (Koishi\'s conditional fields) or a dict', () => {
+    const conditional = Schema.intersect([
+      Schema.object({ mode: Schema.union(['copy', 'move']).required() }),
+      Schema.union([
+        Schema.object({ mode: Schema.const('copy').required(), to: Schema.string().required() }),
+        Schema.object({ mode: Schema.const('move').required(), force: Schema.boolean().default(false) }),
+      ]),
+    ])
+    const parsed = ArgumentSchema.from({ args: conditional }).parse({ mode: 'copy', to: 'b.txt' })
+    expect(parsed).to.deep.equal({ ok: true, value: conditional({ mode: 'copy', to: 'b.txt' }) })
+    const open = Schema.intersect([Schema.object({ a: Schema.string() }), Schema.dict(Schema.string())])
+    expect(ArgumentSchema.from({ args: open }).parse({ a: 'x', b: 'y' })).to.deep.equal({ ok: true, value: { a: 'x', b: 'y' } })
+  })
+
+  it('takes a hidden property (not shown to the model) and checks it as Schemastery does, naming only the shown ones', () => {
+    const hidden = ArgumentSchema.from({ args: Schema.object({ text: Schema.string(), internal: Schema.string().hidden() }) })
+    expect(hidden.parse({ text: 'a', internal: 'b' })).to.deep.equal({ ok: true, value: { text: 'a', internal: 'b' } })
+    const wrong = hidden.parse({ internal: 5 })
+    expect(wrong.ok).to.equal(false)
+    expect(wrong.issues.map((issue) => issue.path)).to.deep.equal(['internal'])
+    const unknown = hidden.parse({ other: 1 })
+    expect(unknown.issues[0].message).to.equal('"other" is not a property of this tool (it takes: text)')
+  })
+
   it('lets any key through a dict or a raw JSON Schema without additionalProperties', () => {
     expect(ArgumentSchema.from({ args: Schema.dict(Schema.number()) }).parse({ anything: 1 }).ok).to.equal(true)
     expect(ArgumentSchema.from({ parameters: { type: 'object', properties: { a: { type: 'string' } } } }).parse({ b: 1 }).ok).to.equal(true)

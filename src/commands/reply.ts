@@ -2,14 +2,15 @@ import { h, Session } from 'koishi'
 import type { ToolService } from '../service'
 import { ArgumentIssue, ToolResult } from '../types'
 import { formatForModel } from '../pipeline/result'
-import { displayParams, permissionText } from '../permission/texts'
+import { displayParams, permissionText, say, sayPath } from '../permission/texts'
 
 /**
  * The chat reply for a result, in the session's language: the tool's
  * `render.result` (given `args`, the arguments as the tool saw them) when
  * it has one and the call succeeded; otherwise the result text, and for a
  * failure the localized status (`[denied] …`) with refusals of the
- * permission service said in the user's language. Without a session the
+ * permission service and errors that carry a locale text said in the
+ * user's language (any other error framed in it). Without a session the
  * model text is returned. This is what `tools.call` replies; commands of
  * other plugins can use it through `ctx.tools.reply`.
  */
@@ -27,30 +28,28 @@ export function renderReply(tools: ToolService, session: Session | undefined, re
   }
   const text = formatForModel(result)
   if (result.ok || !session) return [h.text(text)]
-  const status = session.text(`chatluna-tools.status.${result.status}`)
+  // Texts said inside the reply are plain text (`say`): the reply's own text escapes them once.
+  const status = say(tools.app, session, `status.${result.status}`)
+  const failed = (text: string) => session.text('commands.tools.call.messages.failed', { status, text })
   // Refusals of the permission service carry their text parameters: say them in the user's language.
   const params = result.error?.params
-  if (params) {
-    return session.text('commands.tools.call.messages.failed', { status, text: permissionText(tools.app, session, result.error.code, params) })
-  }
+  if (params) return failed(permissionText(tools.app, session, result.error.code, params))
   // Errors with a locale text (pipeline errors, refused paths) are said in the user's language too.
   const localized = result.error?.text
   if (localized) {
     const params = { ...localized.params }
     // Argument issues are one sentence each: `{path}: expected {expected}, got {got}`.
     if (Array.isArray(params.issues)) {
-      params.issues = params.issues.map((issue: ArgumentIssue) => session.text('chatluna-tools.error.issue', displayParams({
-        path: issue.path || session.text('chatluna-tools.error.issue-root'),
+      params.issues = params.issues.map((issue: ArgumentIssue) => say(tools.app, session, 'error.issue', displayParams({
+        path: issue.path || say(tools.app, session, 'error.issue-root'),
         expected: issue.expected,
         got: issue.got,
       }))).join('; ')
     }
-    return session.text('commands.tools.call.messages.failed', { status, text: session.text(localized.path, displayParams(params)) })
+    const said = sayPath(tools.app, session, localized.path, displayParams(params))
+    if (said !== undefined) return failed(said)
   }
-  // Any other error of the tool: its code and English message, in a frame of the user's language.
-  if (result.error) {
-    const framed = session.text('chatluna-tools.error.tool-error', { code: result.error.code, message: result.error.message })
-    return session.text('commands.tools.call.messages.failed', { status, text: framed })
-  }
-  return session.text('commands.tools.call.messages.failed', { status, text })
+  // Any other error of the tool (or one whose text no locale defines): its code and English message, in a frame of the user's language.
+  if (result.error) return failed(say(tools.app, session, 'error.tool-error', { code: result.error.code, message: result.error.message }))
+  return failed(text)
 }

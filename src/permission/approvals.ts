@@ -13,7 +13,6 @@ import { ApprovalAnswer, approveWords, isApprovalAnswer } from './answers'
 
 const logger = new Logger('chatluna-tools')
 
-export { approvalAnswers, approveWords, denyWords } from './answers'
 export type { ApprovalAnswer } from './answers'
 
 /** Where an approval was posted. */

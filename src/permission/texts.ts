@@ -23,7 +23,7 @@ export function say(ctx: Context, audience: Audience, path: string, params: Dict
 }
 
 /** A text at a full i18n path (any plugin's namespace) as plain text; undefined when no locale defines it. */
-function sayPath(ctx: Context, audience: Audience, path: string, params: Dict): string | undefined {
+export function sayPath(ctx: Context, audience: Audience, path: string, params: Dict): string | undefined {
   const text = Array.isArray(audience) ? ctx.i18n.text(audience, [path], params) : audience.text(path, params)
   // Koishi answers a missing text with its path.
   return text === path ? undefined : h.unescape(text)

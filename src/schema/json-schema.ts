@@ -26,12 +26,19 @@ export interface JSONSchemaOptions {
    * ajv never rejects what Schemastery accepts.
    */
   nullable?: boolean
+  /**
+   * Keep hidden object fields (`.hidden()`), which the model is not shown
+   * but Schemastery still takes and checks. Default `false`; the validator
+   * turns it on.
+   */
+  hidden?: boolean
 }
 
 interface Context {
   locales: string[]
   descriptions: boolean
   nullable: boolean
+  hidden: boolean
   /** Lazy schemas being expanded, to cut recursion. */
   stack: Set<Schema>
 }
@@ -45,7 +52,7 @@ interface Context {
  * unions → `anyOf`; intersect of objects → one merged object; transform and
  * lazy → their inner schema; `any` → `{}`; `never` → `{ not: {} }`;
  * `is(...)` and `function()` (not expressible in JSON) → `{}` alone and left
- * out of unions. Hidden object fields are omitted. Never emits `undefined`
+ * out of unions. Hidden object fields are omitted (unless `hidden`). Never emits `undefined`
  * values or keywords draft-07 does not know.
  *
  * The result is freshly built on every call; callers that convert often
@@ -57,6 +64,7 @@ export function toJSONSchema(schema: Schema, options: JSONSchemaOptions = {}): J
     locales: [...toArray(options.locale), ...(options.fallback ?? [])],
     descriptions: options.descriptions ?? true,
     nullable: options.nullable ?? false,
+    hidden: options.hidden ?? false,
     stack: new Set(),
   }
   return convert(schema, ctx)
@@ -186,7 +194,7 @@ function objectSchema(schema: Schema, ctx: Context): JSONSchema {
   const required: string[] = []
   for (const key in schema.dict ?? {}) {
     const child = schema.dict![key]
-    if (!child || child.meta.hidden) continue
+    if (!child || (child.meta.hidden && !ctx.hidden)) continue
     let property = convert(child, ctx)
     if (isRequired(child)) {
       required.push(key)

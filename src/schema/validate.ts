@@ -11,7 +11,8 @@ import { flatObject } from './flat-object'
  * and missing fields become a structured list of issues, never an exception.
  * ajv checks the JSON Schema (so the model is judged by exactly what it was
  * shown); for Schemastery tools the schema itself then runs to apply
- * defaults and transforms.
+ * defaults and transforms (for a flat object, `flat-object.ts` applies the
+ * defaults exactly as it would, without running it).
  */
 
 /**
@@ -124,6 +125,14 @@ function clone<T>(value: T): T {
 const emptyObject: JSONSchema = deepFreeze({ type: 'object', properties: {} })
 
 /**
+ * The keywords of a converted object whose keys are exactly its
+ * `properties`. Anything else lets more keys in: `additionalProperties` (a
+ * dict), `allOf` (an intersect with a union of objects, Koishi's
+ * conditional fields, or with a dict).
+ */
+const closedObjectKeys = new Set(['type', 'properties', 'required', 'default'])
+
+/**
  * The argument schema of one tool: its declaration for the model and its
  * validator. Build it once per definition with {@link ArgumentSchema.from};
  * the registry keeps it with the entry.
@@ -144,8 +153,9 @@ export class ArgumentSchema {
   readonly isObject: boolean
   /**
    * The only top-level keys a Schemastery object schema takes (its
-   * `properties`), or undefined when any key may come (a dict, a union of
-   * objects, a raw JSON Schema, which keeps its own `additionalProperties`).
+   * `properties`, hidden ones included), or undefined when other keys may come (a dict, a union
+   * of objects, an intersect with either, a raw JSON Schema, which keeps
+   * its own `additionalProperties`).
    * Another key is an `invalid` issue, not silently ignored.
    */
   readonly properties?: readonly string[]
@@ -160,15 +170,16 @@ export class ArgumentSchema {
       this.schema = schema
       let json: JSONSchema = {}
       try {
-        // Descriptions do not affect validation; null counts as missing, as in Schemastery.
-        json = toJSONSchema(schema, { descriptions: false, nullable: true })
+        // Descriptions do not affect validation; null counts as missing, as in Schemastery,
+        // which also takes and checks the hidden fields the model is not shown.
+        json = toJSONSchema(schema, { descriptions: false, nullable: true, hidden: true })
         this.validate = compile(json)
         this.flat = flatObject(schema)
       } catch {
         // Schemastery alone still validates below.
       }
       this.isObject = json.type === 'object'
-      if (this.isObject && json.properties && json.additionalProperties === undefined && !json.patternProperties) {
+      if (this.isObject && json.properties && Object.keys(json).every((key) => closedObjectKeys.has(key))) {
         this.properties = Object.keys(json.properties)
       }
       return
@@ -230,7 +241,11 @@ export class ArgumentSchema {
     if (this.properties) {
       const known = this.properties
       const unknown = Object.keys(value as object).filter((key) => !known.includes(key))
-      if (unknown.length) return { ok: false, issues: unknown.map((key) => unknownProperty(key, known)) }
+      if (unknown.length) {
+        // The sentence names the properties the model is shown, not the hidden ones.
+        const shown = Object.keys(this.jsonSchema().properties ?? {})
+        return { ok: false, issues: unknown.map((key) => unknownProperty(key, shown)) }
+      }
     }
     const validate = this.validate
     // A missing non-object value (e.g. a result schema) is Schemastery's to judge.
