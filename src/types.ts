@@ -195,6 +195,8 @@ export interface ArgumentIssue {
   expected: string
   got: string
   message: string
+  /** The issue as a locale text for chat users, where it has one (an unknown or a missing property). */
+  text?: ToolReasonText
 }
 
 /** Metadata of a result record. */

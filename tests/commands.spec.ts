@@ -68,8 +68,11 @@ for (const locale of ['en-US', 'zh-CN'] as const) {
         : '[调用无效] 参数与工具的参数定义不符：path：应为 string，实际为 number 7'])
       const [unknown] = await client.receive('tools.call read {"path":"notes.txt","offset":5}')
       expect(unknown).to.match(en
-        ? /^\[invalid call\] The arguments do not match the tool's schema: offset: expected one of the properties operation, path, .*, got an unknown property$/
-        : /^\[调用无效\] 参数与工具的参数定义不符：offset：应为 one of the properties operation, path, .*，实际为 an unknown property$/)
+        ? /^\[invalid call\] The arguments do not match the tool's schema: "offset" is not a property of this tool \(it takes: operation, path, .*\)$/
+        : /^\[调用无效\] 参数与工具的参数定义不符：“offset”不是此工具的参数（可用参数：operation, path, .*）$/)
+      expect(await client.receive('tools.call read {}')).to.deep.equal([en
+        ? '[invalid call] The arguments do not match the tool\'s schema: the required property "path" is missing'
+        : '[调用无效] 参数与工具的参数定义不符：缺少必填参数“path”'])
       expect(await client.receive('tools.call raed {"path":"notes.txt"}')).to.deep.equal([en
         ? '[invalid call] There is no tool named "raed". Did you mean: read, bash, edit, write, skill?'
         : '[调用无效] 没有名为“raed”的工具。你是否想用：read, bash, edit, write, skill？'])

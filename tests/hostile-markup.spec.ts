@@ -62,7 +62,7 @@ describe('hostile input: chat markup in tool texts', function () {
     const [missing] = await client.receive(h.escape('tools.call read {"path":"a&b<c>.txt"}'))
     expect(missing).to.equal('[error] "a&b<c>.txt" does not exist.')
     const [unknown] = await client.receive(h.escape('tools.call read {"path":"x","a&b":1}'))
-    expect(unknown).to.match(/^\[invalid call\] The arguments do not match the tool's schema: a&b: expected one of the properties /)
+    expect(unknown).to.match(/^\[invalid call\] The arguments do not match the tool's schema: "a&b" is not a property of this tool \(it takes: /)
     const [own] = await client.receive('tools.call cartoon')
     expect(own).to.equal('[error] The tool reports no-cartoon: Tom & Jerry <3 is not on.')
     // A text the tool names but no locale defines: the same frame, never the bare i18n path.

@@ -202,7 +202,13 @@ describe('schema/validate', () => {
   it('reports a missing required property', () => {
     const result = tool.parse({})
     expect(issuesOf(result)).to.deep.equal([
-      { path: 'path', expected: 'required property "path"', got: 'missing', message: 'Missing required property "path"' },
+      {
+        path: 'path',
+        expected: 'required property "path"',
+        got: 'missing',
+        message: 'Missing required property "path"',
+        text: { path: 'chatluna-tools.error.issue-missing', params: { name: 'path' } },
+      },
     ])
   })
 

@@ -40,11 +40,12 @@ export function renderReply(tools: ToolService, session: Session | undefined, re
     const params = { ...localized.params }
     // Argument issues are one sentence each: `{path}: expected {expected}, got {got}`.
     if (Array.isArray(params.issues)) {
-      params.issues = params.issues.map((issue: ArgumentIssue) => say(tools.app, session, 'error.issue', displayParams({
-        path: issue.path || say(tools.app, session, 'error.issue-root'),
-        expected: issue.expected,
-        got: issue.got,
-      }))).join('; ')
+      params.issues = params.issues.map((issue: ArgumentIssue) => (issue.text && sayPath(tools.app, session, issue.text.path, displayParams(issue.text.params ?? {})))
+        ?? say(tools.app, session, 'error.issue', displayParams({
+          path: issue.path || say(tools.app, session, 'error.issue-root'),
+          expected: issue.expected,
+          got: issue.got,
+        }))).join('; ')
     }
     const said = sayPath(tools.app, session, localized.path, displayParams(params))
     if (said !== undefined) return failed(said)

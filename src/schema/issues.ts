@@ -68,6 +68,7 @@ export function unknownProperty(key: string, known: readonly string[]): Argument
     expected: `one of the properties ${names}`,
     got: 'an unknown property',
     message: `"${key}" is not a property of this tool (it takes: ${names})`,
+    text: { path: `chatluna-tools.error.issue-unknown${known.length ? '' : '-none'}`, params: { name: key, names } },
   }
 }
 
@@ -75,7 +76,13 @@ export function unknownProperty(key: string, known: readonly string[]): Argument
 export function missing(parent: string, key: string): ArgumentIssue {
   const path = join(parent, key)
   const within = parent ? ` in "${parent}"` : ''
-  return { path, expected: `required property "${key}"`, got: 'missing', message: `Missing required property "${key}"${within}` }
+  return {
+    path,
+    expected: `required property "${key}"`,
+    got: 'missing',
+    message: `Missing required property "${key}"${within}`,
+    text: { path: 'chatluna-tools.error.issue-missing', params: { name: path } },
+  }
 }
 
 function withoutNull<T>(values: T[]): T[] {
