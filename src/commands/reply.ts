@@ -38,7 +38,7 @@ export function renderReply(tools: ToolService, session: Session | undefined, re
   const localized = result.error?.text
   if (localized) {
     const params = { ...localized.params }
-    // Argument issues are one sentence each: `{path}: expected {expected}, got {got}`.
+    // Argument issues are one sentence each: their own text (unknown, missing property), else `{path}: expected {expected}, got {got}`.
     if (Array.isArray(params.issues)) {
       params.issues = params.issues.map((issue: ArgumentIssue) => (issue.text && sayPath(tools.app, session, issue.text.path, displayParams(issue.text.params ?? {})))
         ?? say(tools.app, session, 'error.issue', displayParams({
