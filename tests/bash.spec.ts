@@ -1,6 +1,5 @@
 import { expect } from 'chai'
 import { chmod, mkdir, readFile, stat, writeFile } from 'fs/promises'
-import { readdirSync, readFileSync } from 'fs'
 import { join } from 'path'
 import { Dict } from 'koishi'
 import * as tools from '../src'
@@ -8,35 +7,8 @@ import { createApp, TestApp } from './helpers/app'
 import { resultText } from '../src/pipeline/result'
 import { ToolProgress, ToolResult } from '../src'
 import { chmodBypasses, harmless } from './fixtures/shell-inputs'
-
-/** Live (not zombie) processes whose command line contains `needle`. */
-function processesWith(needle: string): number[] {
-  const found: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const state = readFileSync(`/proc/${name}/stat`, 'latin1')
-      if (/^\S+ \(.*\) [ZX] /.test(state)) continue
-      const command = readFileSync(`/proc/${name}/cmdline`, 'latin1').split('\0').join(' ')
-      if (command.includes(needle)) found.push(Number(name))
-    } catch {}
-  }
-  return found
-}
-
-/** A sleep duration unique to this test run, so its processes can be found. */
-const uniqueSleep = () => `${3000 + Math.floor(Math.random() * 5000)}.${process.pid}${Math.floor(Math.random() * 1000)}`
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function waitFor(check: () => boolean, timeout = 3000) {
-  const start = Date.now()
-  while (!check()) {
-    if (Date.now() - start > timeout) return false
-    await sleep(20)
-  }
-  return true
-}
+import { processesWith, uniqueSleep } from './helpers/processes'
+import { settles } from './helpers/wait'
 
 describe('builtin bash', function () {
   this.timeout(15000)
@@ -94,7 +66,7 @@ describe('builtin bash', function () {
       expect(processesWith(`sleep ${b}`)).to.have.length(1)
       expect(processesWith(`sleep ${c}`)).to.have.length(1)
       test.app.registry.delete(tools)
-      expect(await waitFor(() => [a, b, c].every((needle) => !processesWith(`sleep ${needle}`).length))).to.equal(true)
+      expect(await settles(() => [a, b, c].every((needle) => !processesWith(`sleep ${needle}`).length))).to.equal(true)
     })
   })
 
@@ -129,7 +101,7 @@ describe('builtin bash', function () {
       expect(Date.now() - start).to.be.below(3000)
       expect(result).to.include({ ok: false, status: 'timeout' })
       expect(result.error.message).to.equal('The command did not finish within 300 ms; it was stopped with every process it started.\nOutput so far:\nbegun')
-      expect(await waitFor(() => !processesWith(`sleep ${marker}`).length)).to.equal(true)
+      expect(await settles(() => !processesWith(`sleep ${marker}`).length)).to.equal(true)
     })
 
     it('never waits longer than the configured timeout', async () => {
@@ -148,7 +120,7 @@ describe('builtin bash', function () {
       setTimeout(() => controller.abort(), 300)
       const result = await bash(`sleep ${marker}`, { signal: controller.signal })
       expect(result.status).to.equal('aborted')
-      expect(await waitFor(() => !processesWith(`sleep ${marker}`).length)).to.equal(true)
+      expect(await settles(() => !processesWith(`sleep ${marker}`).length)).to.equal(true)
     })
 
     it('passes only a safe environment unless inheritEnv is on', async () => {

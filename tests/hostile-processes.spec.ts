@@ -1,11 +1,12 @@
 import { expect } from 'chai'
-import { readdirSync, readFileSync } from 'fs'
 import { mkdir } from 'fs/promises'
 import { join } from 'path'
 import { Dict } from 'koishi'
 import { createApp, TestApp } from './helpers/app'
 import { resultText } from '../src/pipeline/result'
 import * as tools from '../src'
+import { processesWith, uniqueSleep } from './helpers/processes'
+import { settles, sleep } from './helpers/wait'
 
 /*
  * Processes a hostile command line starts to outlive the plugin: they leave
@@ -13,33 +14,6 @@ import * as tools from '../src'
  * re-parented, or they delay the escape past the end of the command. And
  * output built to hurt: floods, binary bytes, a closed standard output.
  */
-
-/** Live (not zombie) processes whose command line contains `needle`. */
-function processesWith(needle: string): number[] {
-  const found: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const state = readFileSync(`/proc/${name}/stat`, 'latin1')
-      if (/^\S+ \(.*\) [ZX] /.test(state)) continue
-      const command = readFileSync(`/proc/${name}/cmdline`, 'latin1').split('\0').join(' ')
-      if (command.includes(needle)) found.push(Number(name))
-    } catch {}
-  }
-  return found
-}
-
-const uniqueSleep = () => `${3000 + Math.floor(Math.random() * 5000)}.${process.pid}${Math.floor(Math.random() * 1000)}`
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function waitFor(check: () => boolean, timeout = 3000) {
-  const start = Date.now()
-  while (!check()) {
-    if (Date.now() - start > timeout) return false
-    await sleep(20)
-  }
-  return true
-}
 
 describe('hostile input: processes and output of bash', function () {
   this.timeout(20000)
@@ -68,11 +42,11 @@ describe('hostile input: processes and output of bash', function () {
       leftovers.push(needle)
       const result = await bash(line(needle))
       expect(result.ok, resultText(result)).to.equal(true)
-      expect(await waitFor(() => processesWith(`sleep ${needle}`).length === 1)).to.equal(true)
+      expect(await settles(() => processesWith(`sleep ${needle}`).length === 1)).to.equal(true)
       // Give a delayed escape time to happen before the unload.
       await sleep(400)
       test.app.registry.delete(tools)
-      expect(await waitFor(() => !processesWith(`sleep ${needle}`).length), 'the process outlived the plugin').to.equal(true)
+      expect(await settles(() => !processesWith(`sleep ${needle}`).length), 'the process outlived the plugin').to.equal(true)
     })
   }
 

@@ -6,20 +6,10 @@ import { Dict } from 'koishi'
 import { createApp, TestApp } from './helpers/app'
 import { resultText } from '../src/pipeline/result'
 import { listSkillFiles, loadSkillDirectory } from '../src/skills'
+import { settles, sleep } from './helpers/wait'
 
 const skillFile = (name: string, description: string, body = `# ${name}\n\nSteps of ${name}.\n`, extra = '') =>
   `---\nname: ${name}\ndescription: ${description}\n${extra}---\n\n${body}`
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function waitFor(check: () => boolean, timeout = 3000) {
-  const start = Date.now()
-  while (!check()) {
-    if (Date.now() - start > timeout) return false
-    await sleep(20)
-  }
-  return true
-}
 
 describe('skills', () => {
   let test: TestApp
@@ -160,12 +150,12 @@ describe('skills', () => {
     })
     expect(write.ok).to.equal(true)
     // The watcher picks it up: no refresh call, no restart.
-    expect(await waitFor(() => !!test.app.tools.skills.get('learned'))).to.equal(true)
+    expect(await settles(() => !!test.app.tools.skills.get('learned'))).to.equal(true)
     expect(test.app.tools.skills.catalog('en-US')).to.contain('- learned: A skill the agent learned.')
     await writeFile(join(work, 'skills/learned/SKILL.md'), skillFile('learned', 'Changed description.'))
-    expect(await waitFor(() => test.app.tools.skills.get('learned')?.description === 'Changed description.')).to.equal(true)
+    expect(await settles(() => test.app.tools.skills.get('learned')?.description === 'Changed description.')).to.equal(true)
     await rm(join(work, 'skills/learned'), { recursive: true })
-    expect(await waitFor(() => !test.app.tools.skills.get('learned'))).to.equal(true)
+    expect(await settles(() => !test.app.tools.skills.get('learned'))).to.equal(true)
   })
 
   it('describes the skill tool in Chinese with useChinese', async () => {

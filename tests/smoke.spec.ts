@@ -2,27 +2,17 @@ import { expect } from 'chai'
 import { ChildProcess, spawn } from 'child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'fs'
 import { request } from 'http'
-import { AddressInfo, createServer } from 'net'
+import { createServer } from 'net'
 import { tmpdir } from 'os'
 import { join, resolve } from 'path'
 import { ConsoleSocket } from './helpers/console'
+import { freePort, sleep } from './helpers/wait'
 
 // End-to-end: `node scripts/start.js` builds and installs the plugin, starts
 // Koishi in a temp demo folder and serves the console; stopping it leaves
 // nothing behind. Run alone: `npx mocha tests/smoke.spec.ts` (about 10-30 s).
 
 const root = resolve(__dirname, '..')
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 function get(url: string): Promise<{ status: number, body: string }> {
   return new Promise((resolve, reject) => {
@@ -46,8 +36,6 @@ function isListening(port: number): Promise<boolean> {
     server.listen(port, '127.0.0.1', () => server.close(() => resolve(false)))
   })
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('npm start (smoke)', function () {
   this.timeout(150000)

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'fs/promises'
 import { tmpdir } from 'os'
 import { join } from 'path'
-import { AddressInfo, createServer } from 'net'
+import { freePort } from './wait'
 import { App, Dict } from 'koishi'
 import WebSocket from 'ws'
 import server from '@koishijs/plugin-server'
@@ -11,17 +11,7 @@ import memory from '@koishijs/plugin-database-memory'
 import auth from '@koishijs/plugin-auth'
 import * as tools from '../../src'
 
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = (probe.address() as AddressInfo)
-      probe.close(() => resolve(port))
-    })
-  })
-}
+export { freePort }
 
 export interface ConsoleApp {
   app: App

@@ -1,6 +1,8 @@
 import { ChildProcess, spawn } from 'child_process'
-import { AddressInfo, createServer } from 'net'
 import { resolve } from 'path'
+import { freePort, sleep, waitFor } from './wait'
+
+export { freePort, sleep, waitFor }
 
 /** Entry scripts of the real MCP servers from npm (dev dependencies). */
 export const everythingBin = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
@@ -13,19 +15,6 @@ export function stdioServer(id: string, script: string, args: string[] = [], ext
   return { id, transport: 'stdio', command: process.execPath, args: [script, ...args], ...extra }
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** Polls `check` every 20 ms until it returns a truthy value or `timeout` ms pass (then throws `what`). */
-export async function waitFor<T>(check: () => T | Promise<T>, timeout = 5000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeout
-  while (true) {
-    const value = await check()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}`)
-    await sleep(20)
-  }
-}
-
 /** Whether a process with this id exists. */
 export function isAlive(pid: number) {
   try {
@@ -36,16 +25,6 @@ export function isAlive(pid: number) {
   }
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 /**
  * `server-everything` over HTTP on a free port (or `port`): `streamableHttp`
