@@ -2,6 +2,7 @@ import { expect } from 'chai'
 import { Dict, Schema } from 'koishi'
 import { Config } from '../src'
 import { localeIds, locales } from '../src/locales'
+import { localeKeys } from './helpers/locales'
 import { readdirSync, readFileSync } from 'fs'
 import { join, resolve } from 'path'
 
@@ -10,15 +11,6 @@ function sources(dir = resolve(__dirname, '../src')): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => entry.isDirectory()
     ? sources(join(dir, entry.name))
     : entry.name.endsWith('.ts') ? [readFileSync(join(dir, entry.name), 'utf8')] : [])
-}
-
-function flatten(value: unknown, prefix = '', out: string[] = []) {
-  if (value && typeof value === 'object' && !Array.isArray(value)) {
-    for (const [key, inner] of Object.entries(value)) flatten(inner, prefix ? `${prefix}.${key}` : key, out)
-  } else {
-    out.push(prefix)
-  }
-  return out
 }
 
 /** Paths of config fields whose description lacks a locale. */
@@ -43,12 +35,12 @@ function undescribed(schema: Schema, path: string, missing: string[]) {
 
 describe('locales', () => {
   it('zh-CN and en-US define the same keys', () => {
-    const [first, ...rest] = localeIds.map((id) => flatten(locales[id]).sort())
+    const [first, ...rest] = localeIds.map((id) => localeKeys(locales[id]).sort())
     for (const keys of rest) expect(keys).to.deep.equal(first)
   })
 
   it('defines every chat text the sources name literally, and every tool error text', () => {
-    const keys = new Set(flatten(locales['en-US']))
+    const keys = new Set(localeKeys(locales['en-US']))
     const text = sources().join('\n')
     const used = new Set<string>()
     for (const [, key] of text.matchAll(/'(chatluna-tools\.[a-z0-9-]+(?:\.[a-z0-9-]+)+)'/g)) used.add(key)

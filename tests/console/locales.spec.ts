@@ -3,23 +3,15 @@ import { readFileSync } from 'fs'
 import { join } from 'path'
 import { load } from 'js-yaml'
 import { approvalAnswers } from '../../src/permission/answers'
+import { localeKeys } from '../helpers/locales'
 
 // The console page's own texts (client/locales) must exist in both languages.
-
-function flatten(value: unknown, prefix = '', out: string[] = []) {
-  if (value && typeof value === 'object' && !Array.isArray(value)) {
-    for (const [key, inner] of Object.entries(value)) flatten(inner, prefix ? `${prefix}.${key}` : key, out)
-  } else {
-    out.push(prefix)
-  }
-  return out
-}
 
 const read = (locale: string) => load(readFileSync(join(__dirname, '../../client/locales', `${locale}.yml`), 'utf8'))
 
 describe('console: page locales', () => {
   it('zh-CN and en-US define the same keys', () => {
-    expect(flatten(read('en-US')).sort()).to.deep.equal(flatten(read('zh-CN')).sort())
+    expect(localeKeys(read('en-US')).sort()).to.deep.equal(localeKeys(read('zh-CN')).sort())
   })
 
   it('no text uses vue-i18n special characters unescaped (@ starts a linked message, | separates plurals)', () => {
