@@ -8,10 +8,8 @@ import { approvalWhy, say } from '../permission/texts'
 import type { Approval } from '../permission/approvals'
 import type { ApprovalAnswer } from '../permission/answers'
 import type { PermissionSubject } from '../permission/subject'
+import { localeIds } from '../locales'
 import { ActionResult, ApprovalView, DecisionView, PolicyView, RuleView } from './types'
-
-/** The languages of the page (client/locales): texts pushed to every console user are given in each. */
-export const pageLocales = ['zh-CN', 'en-US']
 
 /**
  * Who answers an approval or sets a policy from the console, as a
@@ -116,7 +114,8 @@ export class ConsolePermissions {
     return this.service.approvals.pending().map((approval) => {
       const view = approvalView(approval)
       view.why = {}
-      for (const locale of pageLocales) view.why[locale] = approvalWhy(this.ctx, this.ctx.i18n.fallback([locale]), approval)
+      // Pushed to every console user: the reason in each language the plugin (and its page) has.
+      for (const locale of localeIds) view.why[locale] = approvalWhy(this.ctx, this.ctx.i18n.fallback([locale]), approval)
       return view
     })
   }
