@@ -6,6 +6,7 @@ import { AssistantMessage, ChatMessage, CompletionResult, RawToolCall } from './
 import { ChatProvider } from './provider'
 import { ProviderError } from './errors'
 import { outcomeNote, repairToolCalls, TurnGuards } from './guards'
+import { settleWithin } from '../pipeline/within'
 
 /** A tool call of one step, as the loop will run it. */
 export interface PlannedCall {
@@ -129,7 +130,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
     const tooMany = `Not run: this response asked for ${asked} tool calls; at most ${limit} run per response.${dropped} Call fewer tools at once.`
     const planned: PlannedCall[] = repaired.map(({ raw }, index) => ({ call: raw, refusal: index < limit ? guards.repetition(raw) : tooMany }))
     // A progress message is a courtesy: a platform that never confirms the send must not hold up the turn.
-    await atMost(progressWait, options.signal, () => options.onToolCalls?.(planned, completion.content))
+    await settleWithin(Promise.resolve().then(() => options.onToolCalls?.(planned, completion.content)), progressWait, options.signal).catch(() => {})
     const runnable = planned.filter((item) => !item.refusal)
     const run = (item: PlannedCall) => tools.call({
       name: item.call.name,
@@ -187,20 +188,3 @@ function argumentsFor(tools: ToolService, call: RawToolCall, dialect: LoopOption
 
 /** Longest wait (ms) for the progress messages of one step to be sent before its tools run. */
 export const progressWait = 5000
-
-/** Runs `task` and waits for it at most `ms` ms or until `signal` aborts; its errors are ignored. */
-async function atMost(ms: number, signal: AbortSignal | undefined, task: () => unknown): Promise<void> {
-  let timer: ReturnType<typeof setTimeout>
-  let onAbort: () => void
-  const done = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms)
-    onAbort = resolve
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
-  try {
-    await Promise.race([Promise.resolve().then(task).catch(() => {}), done])
-  } finally {
-    clearTimeout(timer)
-    signal?.removeEventListener('abort', onAbort)
-  }
-}

@@ -1,6 +1,7 @@
 import { Context, Dict, h, Logger, Session } from 'koishi'
 import { ToolAction, ToolCall, ToolRisk } from '../types'
 import { emitEvent, Lifecycle } from '../pipeline/hooks'
+import { settleWithin } from '../pipeline/within'
 import { targetText } from './action'
 import { Decision, PermissionDecision } from './decision'
 import { PermissionVerdict } from './gate'
@@ -172,7 +173,7 @@ export class ApprovalManager {
     try {
       // A platform that never answers must not hold the call past the approval's own timeout.
       const posting = session ? session.send(h.escape(text)) : bot.sendMessage(channel.channelId, h.escape(text), channel.guildId)
-      const posted = await settleWithin(posting, timeout, call.signal)
+      const posted = await settleWithin(posting.catch((error) => { throw error ?? new Error('posting failed') }), timeout, call.signal)
       if (posted === 'aborted') return { verdict: aborted(call) }
       if (posted === 'timeout') {
         logger.warn('could not post approval %s: no answer from the platform within %d ms', id, timeout)
@@ -315,22 +316,6 @@ export class ApprovalManager {
     if (this.recent.size > recentLimit) this.recent.delete(this.recent.keys().next().value)
     item.settle(verdict)
   }
-}
-
-/** Waits for `promise` at most `ms`, or until `signal` aborts; rejects as `promise` does. */
-function settleWithin(promise: Promise<unknown>, ms: number, signal: AbortSignal): Promise<'done' | 'timeout' | 'aborted'> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => finish('timeout'), ms)
-    const onAbort = () => finish('aborted')
-    signal.addEventListener('abort', onAbort, { once: true })
-    function finish(outcome: 'done' | 'timeout' | 'aborted', error?: unknown) {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', onAbort)
-      if (error) reject(error)
-      else resolve(outcome)
-    }
-    promise.then(() => finish('done'), (error) => finish('done', error ?? new Error('posting failed')))
-  })
 }
 
 function aborted(call: ToolCall): PermissionVerdict {
