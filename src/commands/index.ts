@@ -6,6 +6,7 @@ import { CommandConfig } from './config'
 import { PermissionConfig } from '../permission/config'
 import { applyPermissionCommands } from './permissions'
 import { sessionAuthority } from '../permission/subject'
+import { commandText } from '../permission/texts'
 
 /**
  * Registers `tools`, `tools.info` and `tools.call` (issue "Foundation",
@@ -22,7 +23,7 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
       if (!tools.length) return session.text('.empty')
       const locales = ctx.tools.locales(session)
       return plainReply([
-        h.unescape(session.text('.header', { count: tools.length })),
+        commandText(session, '.header', { count: tools.length }),
         ...tools.map((entry) => `${entry.definition.name} — ${summary(describeTool(entry, scope, locales), 80)}`),
       ])
     })
@@ -40,14 +41,14 @@ export function applyCommands(ctx: Context, config: CommandConfig & PermissionCo
       const traits = definition.traits ?? {}
       const effect = traits.effect ?? 'exec'
       return plainReply([
-        h.unescape(session.text('.title', { name, source: entry.source, plugin: entry.plugin })),
+        commandText(session, '.title', { name, source: entry.source, plugin: entry.plugin }),
         describeTool(entry, scope, locales),
-        h.unescape(session.text('.traits', {
+        commandText(session, '.traits', {
           effect,
           parallel: String(traits.parallel ?? effect === 'read'),
           timeout: traits.timeout ?? ctx.tools.config.timeout,
-        })),
-        h.unescape(session.text('.schema')),
+        }),
+        commandText(session, '.schema'),
         JSON.stringify(entry.schema.jsonSchema(locales), null, 2),
         ...explanationLines(ctx, explanation, locales).map((line) => h.unescape(line)),
       ])

@@ -6,10 +6,10 @@ import { isPermissionMode, modeDefault } from '../permission/modes'
 import { ToolPolicy } from '../permission/policy'
 import { parseLevelRange, PermissionInputError, PermissionRule, RuleInput } from '../permission/rules'
 import { sessionAuthority, subjectLabel } from '../permission/subject'
-import { approvalSubject, displayParams, say } from '../permission/texts'
+import { approvalSubject, commandText, displayParams, say } from '../permission/texts'
 
 /** A command text as plain text (Koishi renders texts as message elements, `&lt;` for `<`). */
-const t = (session: Session, path: string, params: Dict = {}) => h.unescape(session.text(path, params))
+const t = commandText
 
 /** Wraps a command action that builds plain text, so that `<` or `&` in rules and targets reach the chat as typed. */
 function escaped<A extends any[]>(action: (...args: A) => Awaitable<string | undefined>) {

@@ -22,6 +22,14 @@ export function say(ctx: Context, audience: Audience, path: string, params: Dict
   return h.unescape(Array.isArray(audience) ? ctx.i18n.text(audience, [key], params) : audience.text(key, params))
 }
 
+/**
+ * A text of the session's command (`.key`) or at a full i18n path, as plain
+ * text like {@link say}: escape it once (`h.escape`) when it is sent.
+ */
+export function commandText(session: Session, path: string, params: Dict = {}): string {
+  return h.unescape(session.text(path, params))
+}
+
 /** A text at a full i18n path (any plugin's namespace) as plain text; undefined when no locale defines it. */
 export function sayPath(ctx: Context, audience: Audience, path: string, params: Dict): string | undefined {
   const text = Array.isArray(audience) ? ctx.i18n.text(audience, [path], params) : audience.text(path, params)
