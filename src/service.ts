@@ -21,6 +21,7 @@ import { DeclarationOptions, modeDeclarations, resolveMode, toDialect, ToolMode 
 import { SearchMode } from './modes/search'
 import type { AgentRunner } from './agent/runner'
 import { McpManager } from './mcp/manager'
+import { localesFor } from './permission/texts'
 import { createSkillManager, SkillManager } from './skills'
 
 declare module 'koishi' {
@@ -255,6 +256,6 @@ export class ToolService extends Service {
 
   /** Locales of a scope for descriptions: its `locale`, then the app's fallbacks. */
   scopeLocales(scope: ToolScope) {
-    return this.app.i18n.fallback(scope.locale ? [scope.locale] : [])
+    return localesFor(this.app, scope.locale)
   }
 }

@@ -4,7 +4,7 @@ import { RegisteredTool } from '../registry/registry'
 import { targetText } from '../permission/action'
 import { ToolPolicy } from '../permission/policy'
 import { PermissionInputError } from '../permission/rules'
-import { approvalWhy, say } from '../permission/texts'
+import { approvalWhy, localesFor, say } from '../permission/texts'
 import type { Approval } from '../permission/approvals'
 import type { ApprovalAnswer } from '../permission/answers'
 import type { PermissionSubject } from '../permission/subject'
@@ -89,7 +89,7 @@ export class ConsolePermissions {
     const refused = (code: string, path: string, params: Dict): ActionResult => ({
       ok: false,
       code,
-      message: say(this.ctx, this.ctx.i18n.fallback(locale ? [locale] : []), path, params),
+      message: say(this.ctx, localesFor(this.ctx, locale), path, params),
     })
     try {
       if (policy) {

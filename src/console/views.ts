@@ -6,6 +6,7 @@ import { sceneLabel } from '../visibility/scene'
 import { explanationLines } from '../visibility/explain'
 import { describeTool } from '../modes'
 import { ConsolePermissions } from './permissions'
+import { localesFor } from '../permission/texts'
 import {
   CallView, ConsoleFeatures, DeclarationsView, LayerView, RemovalView, ScopeReport, ScopeVerdict, ToolDetail, ToolRow, ToolTable,
 } from './types'
@@ -107,7 +108,7 @@ export class ConsoleViews {
 
   /** Locales for texts: the page's first, then the app's fallbacks. */
   locales(locale?: string) {
-    return this.ctx.i18n.fallback(locale ? [locale] : [])
+    return localesFor(this.ctx, locale)
   }
 
   private text(locales: string[], path: string, params: Dict = {}) {

@@ -9,7 +9,7 @@ import { shortId } from './ids'
 import { RuleStore } from './rule-store'
 import { RuleInput } from './rules'
 import { PermissionSubject, sessionKey, subjectLabel } from './subject'
-import { approvalPrompt, answerMessage, seconds } from './texts'
+import { approvalPrompt, answerMessage, localesFor, seconds } from './texts'
 import { ApprovalAnswer, approveWords, isApprovalAnswer } from './answers'
 
 const logger = new Logger('chatluna-tools')
@@ -169,7 +169,7 @@ export class ApprovalManager {
       expiresAt: now + timeout,
       status: 'pending',
     }
-    const text = approvalPrompt(ctx, session ?? ctx.i18n.fallback(call.scope.locale ? [call.scope.locale] : []), approval, timeout)
+    const text = approvalPrompt(ctx, session ?? localesFor(ctx, call.scope.locale), approval, timeout)
     try {
       // A platform that never answers must not hold the call past the approval's own timeout.
       const posting = session ? session.send(h.escape(text)) : bot.sendMessage(channel.channelId, h.escape(text), channel.guildId)
@@ -220,7 +220,7 @@ export class ApprovalManager {
    * throws.
    */
   async answer(id: string, answer: ApprovalAnswer, approver: Approver): Promise<AnswerResult> {
-    const audience = approver.session ?? this.host.ctx.i18n.fallback(approver.locale ? [approver.locale] : [])
+    const audience = approver.session ?? localesFor(this.host.ctx, approver.locale)
     const reply = (ok: boolean, code: string, params: Dict = {}, approval?: Approval, given?: ApprovalAnswer): AnswerResult =>
       ({ ok, code, message: answerMessage(this.host.ctx, audience, code, { id: normalizeId(id), ...params }), approval, answer: given })
     const key = normalizeId(id)

@@ -22,6 +22,11 @@ export function say(ctx: Context, audience: Audience, path: string, params: Dict
   return h.unescape(Array.isArray(audience) ? ctx.i18n.text(audience, [key], params) : audience.text(key, params))
 }
 
+/** Locales for a text in `locale` when one is given (a scope's, a console page's), then the app's fallbacks. */
+export function localesFor(ctx: Context, locale?: string): string[] {
+  return ctx.i18n.fallback(locale ? [locale] : [])
+}
+
 /**
  * A text of the session's command (`.key`) or at a full i18n path, as plain
  * text like {@link say}: escape it once (`h.escape`) when it is sent.
